@@ -1,0 +1,1 @@
+pytest_plugins = ["needle_lib.plugin"]

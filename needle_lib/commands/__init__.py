@@ -1,0 +1,10 @@
+"""`needle` subcommands: one module per command, each exposing ``register(subparsers)``.
+
+``register`` adds its parser and sets ``func`` (``args -> exit code``) as a default, so the
+entry point stays a dispatcher and a new command is one module plus one line in
+``COMMAND_MODULES``.
+"""
+
+COMMAND_MODULES: list[str] = [
+    "needle_lib.commands.extract",
+]

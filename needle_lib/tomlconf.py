@@ -1,0 +1,70 @@
+"""Strict TOML config sections: every error names the file and the key.
+
+Configs are typed by a small schema (key → expected type(s), required or not) instead of
+ad-hoc ``dict.get`` calls, so a typo (``primay_lines``) or a wrong type (``k = "16"``) is
+refused up front rather than silently replaced by a default.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A config file is missing, unreadable, or does not match its schema."""
+
+
+@dataclass(frozen=True)
+class Key:
+    types: tuple[type, ...]
+    required: bool = False
+
+    def describe(self) -> str:
+        return " or ".join(t.__name__ for t in self.types)
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """Read a TOML file, turning syntax errors into a ConfigError naming the file."""
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def check_section(
+    data: Any, schema: dict[str, Key], *, path: Path, section: str = ""
+) -> dict[str, Any]:
+    """Validate one table against ``schema``; return it unchanged when it conforms."""
+    where = f"{path}: [{section}]" if section else f"{path}:"
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where} must be a table")
+    for key in data:
+        if key not in schema:
+            known = ", ".join(sorted(schema))
+            raise ConfigError(f"{where} unknown key {key!r} (known keys: {known})")
+    for key, spec in schema.items():
+        if key not in data:
+            if spec.required:
+                raise ConfigError(f"{where} missing required key {key!r}")
+            continue
+        value = data[key]
+        # bool is an int subclass; a flag must not pass as a count and vice versa.
+        ok = isinstance(value, spec.types) and not (
+            isinstance(value, bool) and bool not in spec.types
+        )
+        if not ok and float in spec.types and isinstance(value, int) and not isinstance(
+            value, bool
+        ):
+            ok = True
+        if not ok:
+            raise ConfigError(
+                f"{where} key {key!r} must be {spec.describe()}, got "
+                f"{type(value).__name__} {value!r}"
+            )
+    return data
