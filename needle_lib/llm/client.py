@@ -1,0 +1,205 @@
+"""OpenAI-compatible chat clients over httpx: a sync one and an async twin.
+
+Both run the same attempt/retry policy around the pure functions in ``protocol``; only the
+I/O differs. A ``transport`` can be injected (respx, a loopback server, or the in-process
+reference oracle), so every caller goes through the same request path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Self
+
+import httpx
+
+from needle_lib.llm.config import ModelConfig
+from needle_lib.llm.errors import LLMConnectionError, LLMError
+from needle_lib.llm.protocol import (
+    ChatRequest,
+    ChatResult,
+    http_error,
+    parse_completion,
+    prepare_request,
+)
+
+Messages = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded exponential backoff for transient failures (connection, timeout, 429, 5xx).
+
+    Local servers drop connections while (re)loading a model and hosted APIs rate-limit; a
+    few spaced retries ride that out without hiding a server that is really down.
+    """
+
+    attempts: int = 3
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+    #: A Retry-After longer than this is ignored in favour of backoff (we don't wait minutes).
+    max_retry_after: float = 60.0
+
+    def delay(self, error: LLMError, attempt: int) -> float | None:
+        """Seconds to wait before attempt ``attempt + 1``, or None to give up now."""
+        if not error.retryable or attempt >= self.attempts:
+            return None
+        retry_after = getattr(error, "retry_after", None)
+        if retry_after is not None and retry_after <= self.max_retry_after:
+            return retry_after
+        return min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+
+
+class _ClientBase:
+    """What both clients share: config, resolved key, retry policy, error mapping."""
+
+    def __init__(self, config: ModelConfig, retry: RetryPolicy | None) -> None:
+        self.config = config
+        self.retry = retry or RetryPolicy()
+        self._api_key = config.resolve_api_key()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.config.name!r}, base_url={self.config.base_url!r})"
+
+    def _prepare(
+        self, messages: Messages, max_tokens: int | None, prompt_chars: int | None
+    ) -> ChatRequest:
+        return prepare_request(
+            self.config,
+            messages,
+            api_key=self._api_key,
+            max_tokens=max_tokens,
+            prompt_chars=prompt_chars,
+        )
+
+    def _timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(self.config.timeout)
+
+    def _connection_error(self, req: ChatRequest, exc: httpx.TransportError) -> LLMConnectionError:
+        if isinstance(exc, httpx.TimeoutException):
+            detail = (
+                f"no response within the {self.config.timeout:g}s timeout "
+                f"({type(exc).__name__}); raise `timeout` if the model is slow on long prompts"
+            )
+        else:
+            detail = (
+                f"cannot connect ({type(exc).__name__}: {req.excerpt(str(exc))}); "
+                "the server may not be running or base_url may be wrong"
+            )
+        return LLMConnectionError(detail, model=req.model, url=req.url)
+
+    def _outcome(
+        self, req: ChatRequest, response: httpx.Response, latency_s: float, attempt: int
+    ) -> ChatResult | LLMError:
+        if not response.is_success:
+            return http_error(
+                req, response.status_code, response.text, response.headers.get("Retry-After")
+            )
+        return parse_completion(
+            req, response.status_code, response.text, latency_s=latency_s, attempts=attempt
+        )
+
+    def _give_up_or_delay(self, error: LLMError, attempt: int) -> float:
+        delay = self.retry.delay(error, attempt)
+        if delay is None:
+            error.attempts = attempt
+            raise error
+        return delay
+
+
+class ChatClient(_ClientBase):
+    """Synchronous client (pytest fixtures, the recall benchmark)."""
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        super().__init__(config, retry)
+        self._sleep = sleep
+        self._http = httpx.Client(transport=transport, timeout=self._timeout())
+
+    def complete(
+        self,
+        messages: Messages,
+        *,
+        max_tokens: int | None = None,
+        prompt_chars: int | None = None,
+    ) -> ChatResult:
+        """Send one chat completion; ``prompt_chars`` sizes overflow messages (default: sum)."""
+        req = self._prepare(messages, max_tokens, prompt_chars)
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.perf_counter()
+            try:
+                response = self._http.post(req.url, json=req.payload, headers=req.headers())
+            except httpx.TransportError as exc:
+                outcome: ChatResult | LLMError = self._connection_error(req, exc)
+            else:
+                outcome = self._outcome(req, response, time.perf_counter() - started, attempt)
+            if isinstance(outcome, ChatResult):
+                return outcome
+            self._sleep(self._give_up_or_delay(outcome, attempt))
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncChatClient(_ClientBase):
+    """Asynchronous client (the concurrent relevance judge)."""
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        super().__init__(config, retry)
+        self._sleep = sleep
+        self._http = httpx.AsyncClient(transport=transport, timeout=self._timeout())
+
+    async def complete(
+        self,
+        messages: Messages,
+        *,
+        max_tokens: int | None = None,
+        prompt_chars: int | None = None,
+    ) -> ChatResult:
+        """Async twin of ``ChatClient.complete``."""
+        req = self._prepare(messages, max_tokens, prompt_chars)
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.perf_counter()
+            try:
+                response = await self._http.post(req.url, json=req.payload, headers=req.headers())
+            except httpx.TransportError as exc:
+                outcome: ChatResult | LLMError = self._connection_error(req, exc)
+            else:
+                outcome = self._outcome(req, response, time.perf_counter() - started, attempt)
+            if isinstance(outcome, ChatResult):
+                return outcome
+            await self._sleep(self._give_up_or_delay(outcome, attempt))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,259 @@
+"""Model configs: ``configs/models/<name>.toml`` layered over built-in defaults and CLI flags.
+
+A model is named on the command line either by a config (path or stem under
+``configs/models``) or by a raw server model id. Configs exist because servers and models
+need different knobs (token field, stop sequences, thinking switches); a raw id still works
+with defaults so trying a freshly downloaded model needs no file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dotenv import load_dotenv
+
+from needle_lib.paths import MODELS_DIR, REPO_ROOT, resolve_repo_path
+from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
+
+#: base_url of the in-process oracle model (see ``needle_lib.llm.reference``).
+REFERENCE_BASE_URL = "builtin:reference"
+
+FILE_SCHEMA: dict[str, Key] = {
+    "name": Key((str,), required=True),
+    "label": Key((str,)),
+    "base_url": Key((str,)),
+    "api_key": Key((str,)),
+    "api_key_file": Key((str,)),
+    "api_key_env": Key((str,)),
+    "temperature": Key((float,)),
+    "max_tokens": Key((int,)),
+    "use_max_completion_tokens": Key((bool,)),
+    "reasoning_effort": Key((str,)),
+    "prefill_no_think": Key((bool,)),
+    "suppress_thinking": Key((bool,)),
+    "stop": Key((list,)),
+    "timeout": Key((float,)),
+}
+
+#: CLI overrides: any file key except ``name``, plus ``think`` (leave chain-of-thought on).
+OVERRIDE_SCHEMA: dict[str, Key] = {
+    **{k: v for k, v in FILE_SCHEMA.items() if k != "name"},
+    "think": Key((bool,)),
+}
+_OVERRIDES_WHERE = Path("model overrides")
+
+DEFAULTS: dict[str, Any] = {
+    "base_url": "http://localhost:1234",
+    "api_key": None,
+    "api_key_file": None,
+    "api_key_env": None,
+    "temperature": 0.0,
+    "max_tokens": 6000,
+    "use_max_completion_tokens": False,
+    "reasoning_effort": None,
+    "prefill_no_think": False,
+    "suppress_thinking": False,
+    "stop": (),
+    "timeout": 600.0,
+}
+
+_FLOAT_KEYS = ("temperature", "timeout")
+_loaded_env_files: set[Path] = set()
+
+
+def load_dotenv_once(paths: Iterable[Path] | None = None) -> None:
+    """Load ``./.env`` then ``<repo root>/.env`` (each once per process).
+
+    Exported variables always win (``override=False``): a key set in the shell for one run
+    must not be silently replaced by a stale value in a file.
+    """
+    candidates = list(paths) if paths is not None else [Path.cwd() / ".env", REPO_ROOT / ".env"]
+    for path in candidates:
+        resolved = path.resolve()
+        if resolved in _loaded_env_files:
+            continue
+        _loaded_env_files.add(resolved)
+        if resolved.is_file():
+            load_dotenv(resolved, override=False)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Everything needed to talk to one model. The API key itself is never part of repr."""
+
+    name: str
+    label: str
+    key: str
+    source: str
+    base_url: str = DEFAULTS["base_url"]
+    api_key: str | None = field(default=None, repr=False)
+    api_key_file: str | None = None
+    api_key_env: str | None = None
+    temperature: float = DEFAULTS["temperature"]
+    max_tokens: int = DEFAULTS["max_tokens"]
+    use_max_completion_tokens: bool = False
+    reasoning_effort: str | None = None
+    prefill_no_think: bool = False
+    suppress_thinking: bool = False
+    stop: tuple[str, ...] = ()
+    timeout: float = DEFAULTS["timeout"]
+    #: Set when the model was not found as a config; callers print it so typos are visible.
+    note: str | None = field(default=None, compare=False)
+
+    @property
+    def is_reference(self) -> bool:
+        return self.base_url == REFERENCE_BASE_URL
+
+    @property
+    def token_field(self) -> str:
+        """OpenAI's newer models refuse ``max_tokens`` and want ``max_completion_tokens``."""
+        return "max_completion_tokens" if self.use_max_completion_tokens else "max_tokens"
+
+    def resolve_api_key(self) -> str | None:
+        """The key to send as a Bearer token: literal, else key file, else env var, else None.
+
+        Keys live in files or the environment rather than in configs so configs can be
+        committed; errors name where the key was looked for, never its value.
+        """
+        if self.api_key is not None:
+            return self.api_key
+        if self.api_key_file is not None:
+            path = resolve_repo_path(self.api_key_file)
+            try:
+                key = path.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ConfigError(
+                    f"{self.source}: api_key_file {path} cannot be read "
+                    f"({exc.strerror or type(exc).__name__})"
+                ) from None
+            if not key:
+                raise ConfigError(f"{self.source}: api_key_file {path} is empty")
+            return key
+        if self.api_key_env is not None:
+            load_dotenv_once()
+            key = os.environ.get(self.api_key_env, "").strip()
+            if not key:
+                raise ConfigError(
+                    f"{self.source}: environment variable {self.api_key_env} (api_key_env) "
+                    "is not set; export it or put it in .env"
+                )
+            return key
+        return None
+
+    def request_shape(self) -> dict[str, Any]:
+        """What determines the request, for result records: never the key or its contents."""
+        if self.api_key is not None:
+            auth = "literal"
+        elif self.api_key_file is not None:
+            auth = f"file:{self.api_key_file}"
+        elif self.api_key_env is not None:
+            auth = f"env:{self.api_key_env}"
+        else:
+            auth = "none"
+        return {
+            "model": self.name,
+            "label": self.label,
+            "config": self.key,
+            "source": self.source,
+            "base_url": self.base_url,
+            "auth": auth,
+            "temperature": self.temperature,
+            "token_field": self.token_field,
+            "max_tokens": self.max_tokens,
+            "reasoning_effort": self.reasoning_effort,
+            "prefill_no_think": self.prefill_no_think,
+            "suppress_thinking": self.suppress_thinking,
+            "stop": list(self.stop),
+            "timeout": self.timeout,
+        }
+
+
+def sanitize_key(raw: str) -> str:
+    """A file-name-safe key for a raw model id (``qwen/qwen3-4b`` → ``qwen_qwen3-4b``)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", raw)
+
+
+def _check_values(data: Mapping[str, Any], where: Path) -> dict[str, Any]:
+    """Value checks the type schema cannot express; errors name the file and key."""
+    out = dict(data)
+    stop = out.get("stop")
+    if stop is not None:
+        bad = [s for s in stop if not isinstance(s, str) or not s]
+        if bad:
+            raise ConfigError(f"{where}: key 'stop' must be a list of non-empty strings, got {bad[0]!r}")
+        out["stop"] = tuple(stop)
+    for key in _FLOAT_KEYS:
+        if key in out:
+            out[key] = float(out[key])
+    if "max_tokens" in out and out["max_tokens"] < 1:
+        raise ConfigError(f"{where}: key 'max_tokens' must be at least 1, got {out['max_tokens']}")
+    if "timeout" in out and out["timeout"] <= 0:
+        raise ConfigError(f"{where}: key 'timeout' must be positive, got {out['timeout']}")
+    if "temperature" in out and out["temperature"] < 0:
+        raise ConfigError(f"{where}: key 'temperature' must be >= 0, got {out['temperature']}")
+    base_url = out.get("base_url")
+    if base_url is not None and base_url != REFERENCE_BASE_URL and not re.match(
+        r"https?://", base_url
+    ):
+        raise ConfigError(
+            f"{where}: key 'base_url' must start with http:// or https:// "
+            f"(or be {REFERENCE_BASE_URL!r}), got {base_url!r}"
+        )
+    return out
+
+
+def _load_file(path: Path) -> dict[str, Any]:
+    data = check_section(load_toml(path), FILE_SCHEMA, path=path)
+    return _check_values(data, path)
+
+
+def _apply_overrides(values: dict[str, Any], overrides: Mapping[str, Any]) -> None:
+    """Layer CLI flags over the config; None means "flag not given"."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    given = _check_values(check_section(given, OVERRIDE_SCHEMA, path=_OVERRIDES_WHERE),
+                          _OVERRIDES_WHERE)
+    if given.pop("think", False):
+        # Thinking is suppressed by two independent switches; --think must undo both.
+        values["suppress_thinking"] = False
+        values["prefill_no_think"] = False
+    values.update(given)
+
+
+def resolve_model(
+    value: str,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    models_dir: Path = MODELS_DIR,
+) -> ModelConfig:
+    """Resolve a ``--model`` value: a config file path, a config stem, or a raw model id.
+
+    Layering, later wins: built-in defaults, then the config file, then ``overrides``.
+    A raw id gets ``note`` set so the caller can tell the user no config was used.
+    """
+    values: dict[str, Any] = dict(DEFAULTS)
+    candidate = Path(value).expanduser()
+    named = models_dir / f"{value}.toml"
+    note = None
+    if value.endswith(".toml") or candidate.is_file():
+        path = candidate if candidate.is_file() else resolve_repo_path(value)
+        values.update(_load_file(path))
+        values.setdefault("label", path.stem)
+        values.update(key=path.stem, source=f"file:{path}")
+    elif named.is_file():
+        values.update(_load_file(named))
+        values.setdefault("label", value)
+        values.update(key=value, source=f"file:{named}")
+    else:
+        known = sorted(p.stem for p in models_dir.glob("*.toml")) if models_dir.is_dir() else []
+        note = (
+            f"no config for {value!r} in {models_dir}: using it as a raw model id with built-in "
+            f"defaults (known configs: {', '.join(known) or 'none'})"
+        )
+        values.update(name=value, label=value, key=sanitize_key(value), source="raw")
+    _apply_overrides(values, overrides or {})
+    return ModelConfig(**values, note=note)

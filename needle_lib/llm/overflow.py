@@ -1,0 +1,134 @@
+"""Recognise "prompt too long for the loaded context" answers and say how to fix them.
+
+The recall benchmark sends whole corpora (up to ~130k tokens), and local servers load
+models with a small default context (4k–32k). Each server words the failure differently and
+most of them answer with a generic 400, so without this the user sees an opaque HTTP error
+instead of the one command that fixes it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+#: Context size suggested to the user: enough for the largest shipped corpus.
+DEFAULT_CONTEXT = 131072
+#: Rough characters per token, good enough to compare a prompt against a context limit.
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class Overflow:
+    """What an overflow answer revealed: the server's context limit and its prompt count."""
+
+    server_limit: int | None = None
+    server_prompt_tokens: int | None = None
+
+
+# (pattern, group holding the limit, group holding the prompt size); 0 = not in this wording.
+_WORDINGS: tuple[tuple[re.Pattern[str], int, int], ...] = (
+    # llama.cpp server: "request (4476 tokens) exceeds the available context size (4096 tokens)"
+    (re.compile(r"\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)"), 2, 1),
+    # llama.cpp, older builds: "the request exceeds the available context size, try increasing it"
+    (re.compile(r"exceeds the available context size"), 0, 0),
+    # LM Studio: "Trying to keep the first 15857 tokens when context the overflows. However,
+    # the model is loaded with context length of only 4096 tokens, ..."
+    (
+        re.compile(
+            r"keep the first (\d+) tokens when context the overflows"
+            r"(?:.*?context length of only (\d+) tokens)?",
+            re.S,
+        ),
+        2,
+        1,
+    ),
+    # LM Studio, mid-generation: "Reached context length of 32000 tokens"
+    (re.compile(r"Reached context length of (\d+) tokens"), 1, 0),
+    # vLLM / OpenAI: "This model's maximum context length is 16384 tokens. However, you
+    # requested 122946 tokens" (or "your messages resulted in N tokens").
+    (
+        re.compile(
+            r"maximum context length is (\d+) tokens"
+            r"(?:.*?(?:requested|resulted in|request has) (\d+)(?: input)? tokens)?",
+            re.S,
+        ),
+        1,
+        2,
+    ),
+    # Anthropic: "prompt is too long: 215000 tokens > 200000 maximum"
+    (re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum"), 2, 1),
+    # OpenAI error code, and its newer "Your input exceeds the context window" wording.
+    (re.compile(r"context_length_exceeded|exceeds the context window"), 0, 0),
+)
+
+
+def _group_int(match: re.Match[str], group: int) -> int | None:
+    value = match.group(group) if group else None
+    return int(value) if value else None
+
+
+def _error_object(body: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(data, dict) and isinstance(data.get("error"), dict):
+        return data["error"]
+    return data if isinstance(data, dict) else None
+
+
+def detect_overflow(body: str) -> Overflow | None:
+    """Return what an error body says about a context overflow, or None if it is not one."""
+    error = _error_object(body) or {}
+    n_ctx, n_prompt = error.get("n_ctx"), error.get("n_prompt_tokens")
+    if error.get("type") == "exceed_context_size_error" or (
+        isinstance(n_ctx, int) and isinstance(n_prompt, int)
+    ):
+        return Overflow(
+            server_limit=n_ctx if isinstance(n_ctx, int) else None,
+            server_prompt_tokens=n_prompt if isinstance(n_prompt, int) else None,
+        )
+    for pattern, limit_group, prompt_group in _WORDINGS:
+        match = pattern.search(body)
+        if match:
+            return Overflow(
+                server_limit=_group_int(match, limit_group),
+                server_prompt_tokens=_group_int(match, prompt_group),
+            )
+    return None
+
+
+def suggested_context(needed_tokens: int | None) -> int:
+    """The context length to suggest: 131072, or the next power of two that fits."""
+    size = DEFAULT_CONTEXT
+    while needed_tokens is not None and size < needed_tokens:
+        size *= 2
+    return size
+
+
+def explain_overflow(
+    overflow: Overflow, *, model: str, prompt_chars: int | None, max_tokens: int | None
+) -> str:
+    """The ContextOverflowError message: sizes as far as known, then how to fix each server."""
+    parts = ["the prompt does not fit the server's context window"]
+    estimate = prompt_chars // CHARS_PER_TOKEN if prompt_chars is not None else None
+    if estimate is not None:
+        parts.append(f"prompt ≈ {estimate} tokens ({prompt_chars} chars / {CHARS_PER_TOKEN})")
+    if overflow.server_prompt_tokens is not None:
+        parts.append(f"server counted {overflow.server_prompt_tokens} tokens")
+    if overflow.server_limit is not None:
+        parts.append(f"server limit {overflow.server_limit} tokens")
+    if max_tokens is not None:
+        parts.append(f"plus up to {max_tokens} answer tokens")
+    prompt_tokens = overflow.server_prompt_tokens or estimate
+    needed = prompt_tokens + (max_tokens or 0) if prompt_tokens is not None else None
+    ctx = suggested_context(needed)
+    fixes = (
+        f"LM Studio: `lms unload {model}` then `lms load {model} --context-length {ctx}`; "
+        f"llama.cpp: restart llama-server with `--ctx-size {ctx}`; "
+        f"vLLM: restart with `--max-model-len {ctx}`; "
+        "hosted API: the model's window is fixed, use a smaller corpus or another model"
+    )
+    return "; ".join(parts) + ". Fix: " + fixes

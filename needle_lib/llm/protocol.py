@@ -1,0 +1,241 @@
+"""Pure OpenAI-compatible chat protocol: build the request, interpret the answer.
+
+No I/O here, so the sync and async clients share every rule and tests can exercise the
+rules without a server.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from needle_lib.llm.config import REFERENCE_BASE_URL, ModelConfig
+from needle_lib.llm.errors import (
+    ContextOverflowError,
+    LLMBadResponseError,
+    LLMError,
+    LLMHTTPError,
+)
+from needle_lib.llm.overflow import CHARS_PER_TOKEN, detect_overflow, explain_overflow
+
+#: Assistant turn that makes a reasoning model continue after an already-closed think block.
+NO_THINK_PREFILL = "<think>\n\n</think>\n\n"
+#: Origin the in-process reference transport answers on; ``.invalid`` never resolves, so a
+#: misrouted reference request fails instead of reaching a real host.
+REFERENCE_ORIGIN = "http://reference.invalid"
+_EXCERPT_CHARS = 300
+_INLINE_THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.S)
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """One completed chat call, as recorded in result dumps."""
+
+    content: str
+    reasoning: str | None
+    finish_reason: str | None
+    usage: dict[str, Any] | None
+    timings: dict[str, Any] | None
+    latency_s: float
+    model: str | None
+    attempts: int
+
+    def to_record(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """A prepared request plus what error messages need to know about it."""
+
+    url: str
+    payload: dict[str, Any]
+    model: str
+    prompt_chars: int
+    max_tokens: int
+    secret: str | None  # only used to scrub echoes of the key out of error excerpts
+
+    def __repr__(self) -> str:
+        return f"ChatRequest(url={self.url!r}, model={self.model!r})"
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.secret:
+            headers["Authorization"] = f"Bearer {self.secret}"
+        return headers
+
+    def excerpt(self, text: str) -> str:
+        """A short, single-line, key-free piece of a response body for error messages."""
+        if self.secret:
+            text = text.replace(self.secret, "***")
+        flat = " ".join(text.split())
+        return flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "…"
+
+
+def chat_url(base_url: str) -> str:
+    """``{base}/v1/chat/completions``, accepting a base with or without a trailing ``/v1``."""
+    if base_url == REFERENCE_BASE_URL:
+        base_url = REFERENCE_ORIGIN
+    base = base_url.rstrip("/")
+    if not base.endswith("/v1"):
+        base += "/v1"
+    return base + "/chat/completions"
+
+
+def build_payload(
+    config: ModelConfig, messages: list[dict[str, Any]], *, max_tokens: int | None = None
+) -> dict[str, Any]:
+    """The JSON body; optional knobs are sent only when set, since strict servers reject them."""
+    turns = list(messages)
+    if config.prefill_no_think:
+        turns.append({"role": "assistant", "content": NO_THINK_PREFILL})
+    payload: dict[str, Any] = {
+        "model": config.name,
+        "messages": turns,
+        "temperature": config.temperature,
+        config.token_field: max_tokens if max_tokens is not None else config.max_tokens,
+        "stream": False,
+    }
+    if config.reasoning_effort is not None:
+        payload["reasoning_effort"] = config.reasoning_effort
+    if config.stop:
+        payload["stop"] = list(config.stop)
+    return payload
+
+
+def prepare_request(
+    config: ModelConfig,
+    messages: list[dict[str, Any]],
+    *,
+    api_key: str | None,
+    max_tokens: int | None = None,
+    prompt_chars: int | None = None,
+) -> ChatRequest:
+    if prompt_chars is None:
+        prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
+    return ChatRequest(
+        url=chat_url(config.base_url),
+        payload=build_payload(config, messages, max_tokens=max_tokens),
+        model=config.name,
+        prompt_chars=prompt_chars,
+        max_tokens=max_tokens if max_tokens is not None else config.max_tokens,
+        secret=api_key,
+    )
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP date); None if unusable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # "-0000" dates parse as naive; HTTP dates are always UTC
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _overflow_error(req: ChatRequest, status: int, body: str) -> ContextOverflowError | None:
+    overflow = detect_overflow(body)
+    if overflow is None:
+        return None
+    return ContextOverflowError(
+        status,
+        req.excerpt(body),
+        model=req.model,
+        url=req.url,
+        detail=explain_overflow(
+            overflow, model=req.model, prompt_chars=req.prompt_chars, max_tokens=req.max_tokens
+        )
+        + f" (server said: {req.excerpt(body)})",
+        server_limit=overflow.server_limit,
+        server_prompt_tokens=overflow.server_prompt_tokens,
+        estimated_prompt_tokens=req.prompt_chars // CHARS_PER_TOKEN,
+    )
+
+
+def http_error(req: ChatRequest, status: int, body: str, retry_after: str | None) -> LLMError:
+    """The error for a non-2xx answer: a context overflow if the body says so."""
+    return _overflow_error(req, status, body) or LLMHTTPError(
+        status,
+        req.excerpt(body) or "(empty body)",
+        model=req.model,
+        url=req.url,
+        retry_after=parse_retry_after(retry_after),
+    )
+
+
+def _bad(req: ChatRequest, what: str, body: str) -> LLMBadResponseError:
+    return LLMBadResponseError(
+        f"{what}; received: {req.excerpt(body) or '(empty body)'}", model=req.model, url=req.url
+    )
+
+
+def _text_field(message: dict[str, Any], *names: str) -> str | None:
+    for name in names:
+        value = message.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def parse_completion(
+    req: ChatRequest, status: int, body: str, *, latency_s: float, attempts: int
+) -> ChatResult:
+    """Interpret a 2xx body; raise LLMBadResponseError/LLMHTTPError when it is not a completion."""
+    if body.lstrip().startswith("<"):
+        raise _bad(req, "expected JSON but got an HTML/XML page (is base_url a web UI?)", body)
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise _bad(req, "response is not valid JSON", body) from None
+    if not isinstance(data, dict):
+        raise _bad(req, f"expected a JSON object, got {type(data).__name__}", body)
+    if data.get("error"):
+        # Some proxies report failures inside a 200.
+        raise _overflow_error(req, status, body) or LLMHTTPError(
+            status,
+            req.excerpt(body),
+            model=req.model,
+            url=req.url,
+            detail=f"HTTP {status} carrying an error object: {req.excerpt(body)}",
+        )
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise _bad(req, "no 'choices' in the completion", body)
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise _bad(req, "choices[0] has no 'message' object", body)
+    content = message.get("content")
+    # null content is a real answer shape (refusal, or every token spent on reasoning and
+    # finish_reason "length"): score it as empty rather than abort the run.
+    if content is None:
+        content = ""
+    if not isinstance(content, str):
+        raise _bad(req, f"message.content is {type(content).__name__}, not a string", body)
+    reasoning = _text_field(message, "reasoning_content", "reasoning")
+    inline = _INLINE_THINK.match(content)
+    if reasoning is None and inline:
+        # Servers without a reasoning parser leave <think>…</think> in the content.
+        reasoning, content = inline.group(1).strip(), content[inline.end():]
+    usage, timings = data.get("usage"), data.get("timings")
+    return ChatResult(
+        content=content,
+        reasoning=reasoning,
+        finish_reason=choice.get("finish_reason"),
+        usage=usage if isinstance(usage, dict) else None,
+        timings=timings if isinstance(timings, dict) else None,
+        latency_s=latency_s,
+        model=data.get("model") if isinstance(data.get("model"), str) else None,
+        attempts=attempts,
+    )

@@ -1,0 +1,81 @@
+"""The built-in ``reference`` model: a perfect-recall oracle served in-process over httpx.
+
+It is a transport rather than a shortcut around the client so the oracle exercises exactly
+the request building, response parsing and result recording that real models go through;
+a benchmark that scores the reference below 100% has a bug in that path, not in a model.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from needle_lib.llm.overflow import CHARS_PER_TOKEN
+
+#: Receives the request's messages and returns the answer text; raise ValueError to reject.
+AnswerFn = Callable[[list[dict[str, Any]]], str]
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text) // CHARS_PER_TOKEN) if text else 0
+
+
+def _error(status: int, message: str) -> httpx.Response:
+    body = {"error": {"message": message, "type": "invalid_request_error", "code": None}}
+    return httpx.Response(status, json=body)
+
+
+class ReferenceTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """Answers ``/chat/completions`` requests by calling ``answer(messages)``."""
+
+    def __init__(self, answer: AnswerFn) -> None:
+        self._answer = answer
+
+    def _respond(self, request: httpx.Request, body: bytes) -> httpx.Response:
+        if not request.url.path.endswith("/chat/completions"):
+            return _error(404, f"the reference model only serves /chat/completions, not {request.url.path}")
+        try:
+            payload = json.loads(body)
+            messages = payload["messages"]
+            if not isinstance(messages, list):
+                raise TypeError("'messages' is not a list")
+        except (ValueError, KeyError, TypeError) as exc:
+            return _error(400, f"malformed chat request: {exc}")
+        try:
+            content = self._answer(messages)
+        except ValueError as exc:
+            return _error(400, str(exc))
+        prompt = sum(_tokens(str(m.get("content") or "")) for m in messages if isinstance(m, dict))
+        completion = _tokens(content)
+        return httpx.Response(
+            200,
+            json={
+                "id": f"chatcmpl-reference-{uuid.uuid4().hex[:12]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": payload.get("model", "reference"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                },
+            },
+        )
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._respond(request, request.read())
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return self._respond(request, await request.aread())
