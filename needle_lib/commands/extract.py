@@ -1,0 +1,74 @@
+"""`needle extract`: what a recall run would ask about, and the ground truth it expects."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from needle_lib.recall.corpus import resolve_corpus, single_file_config
+from needle_lib.recall.suite import RecallSuite, load_suite
+from needle_lib.recall.targets import Target
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("extract", help="list recall targets or show one's ground truth")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--corpus", help="corpus config name or path")
+    source.add_argument("--file", help="a single source file (no corpus config)")
+    parser.add_argument("--all", action="store_true", help="every eligible target, not a sample")
+    parser.add_argument("--show", metavar="NAME", help="print one target's expected lines")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=run)
+
+
+def target_record(suite: RecallSuite, target: Target) -> dict:
+    function = target.function
+    return {
+        "name": target.name,
+        "case_id": target.case_id,
+        "file": function.file,
+        "signature": function.signature,
+        "start_line": target.start_line,
+        "body_lines": function.body_length,
+        "lines": target.window(suite.corpus.lines),
+        "language": function.language,
+        "composition": suite.composition(target),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    config = resolve_corpus(args.corpus) if args.corpus else single_file_config(args.file)
+    suite = load_suite(config)
+    message = suite.target_set.exclusion_message()
+    if message:
+        print(message, file=sys.stderr)
+    targets = suite.target_set.eligible if args.all or args.show else suite.targets
+    if args.show:
+        targets = [t for t in targets if args.show in (t.name, t.case_id)]
+        if not targets:
+            print(f"needle extract: no eligible target named {args.show!r}", file=sys.stderr)
+            return 1
+    records = [target_record(suite, t) for t in targets]
+    if args.json:
+        json.dump(records, sys.stdout, ensure_ascii=False, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    if args.show:
+        for record, target in zip(records, targets, strict=True):
+            kinds = target.window_kinds(suite.parsed.kinds)
+            print(f"=== {record['case_id']}  {record['file']}:{record['start_line']} ===")
+            print(f"signature: {record['signature']}")
+            for offset, (line, kind) in enumerate(zip(record["lines"], kinds, strict=True)):
+                print(f"{record['start_line'] + offset:>6} {kind:<9}| {line}")
+        return 0
+    scope = "eligible" if args.all else f"sampled (k={suite.config.sample.k})"
+    print(f"{suite.config.name}: {len(records)} {scope} target(s)")
+    for record in records:
+        comp = record["composition"]
+        print(
+            f"  {record['case_id']:<28} {record['file']}:{record['start_line']:<6} "
+            f"body {record['body_lines']:>4} lines · code {comp['code']} "
+            f"blank {comp['blank']} comment {comp['comment']} docstring {comp['docstring']}"
+        )
+    return 0

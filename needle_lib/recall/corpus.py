@@ -1,0 +1,215 @@
+"""Corpus configs and corpus text: which files a model reads, in which order.
+
+A corpus is one or more source files of one language. Several files are concatenated in
+lexical order with a comment-marker header per file so the model sees the boundaries;
+every line number elsewhere in Needle refers to this concatenated text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from needle_lib.paths import CORPORA_DIR, REPO_ROOT, resolve_repo_path
+from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
+
+LANGUAGES = {".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".py": "python"}
+COMMENT_MARKER = {"javascript": "//", "python": "#"}
+
+FILES_SCHEMA = {"directory": Key((str,), True), "glob": Key((str,), True), "limit": Key((int,))}
+SAMPLE_SCHEMA = {
+    "k": Key((int,), True),
+    "seed": Key((int,), True),
+    "primary_lines": Key((int,), True),
+    "min_code_lines": Key((int,)),
+}
+SCORING_SCHEMA = {"count_comments": Key((bool,)), "relax_indent": Key((bool,))}
+TOP_SCHEMA = {"files": Key((dict,), True), "sample": Key((dict,), True), "scoring": Key((dict,))}
+
+
+@dataclass(frozen=True)
+class SamplePolicy:
+    k: int = 16
+    seed: int = 42
+    primary_lines: int = 20
+    min_code_lines: int = 0
+
+
+@dataclass(frozen=True)
+class ScoringPolicy:
+    """How answers are scored. Set per corpus or per run, never per model, so every model
+    in a comparison is judged by the same rules."""
+
+    count_comments: bool = True
+    relax_indent: bool = False
+
+    def is_default(self) -> bool:
+        return self == ScoringPolicy()
+
+
+@dataclass(frozen=True)
+class CorpusConfig:
+    name: str
+    directory: Path
+    glob: str
+    limit: int | None = None
+    sample: SamplePolicy = field(default_factory=SamplePolicy)
+    scoring: ScoringPolicy = field(default_factory=ScoringPolicy)
+    source: str = ""
+
+
+def load_corpus_config(path: Path) -> CorpusConfig:
+    """Load and validate ``configs/corpora/<name>.toml``; errors name the file and key."""
+    data = check_section(load_toml(path), TOP_SCHEMA, path=path)
+    files = check_section(data["files"], FILES_SCHEMA, path=path, section="files")
+    sample = check_section(data["sample"], SAMPLE_SCHEMA, path=path, section="sample")
+    scoring = check_section(data.get("scoring", {}), SCORING_SCHEMA, path=path, section="scoring")
+    for key in ("k", "primary_lines"):
+        if sample[key] < 1:
+            raise ConfigError(f"{path}: [sample] key {key!r} must be at least 1")
+    return CorpusConfig(
+        name=path.stem,
+        directory=resolve_repo_path(files["directory"]),
+        glob=files["glob"],
+        limit=files.get("limit"),
+        sample=SamplePolicy(**sample),
+        scoring=ScoringPolicy(**scoring),
+        source=str(path),
+    )
+
+
+def resolve_corpus(value: str, corpora_dir: Path = CORPORA_DIR) -> CorpusConfig:
+    """An existing TOML path, else ``configs/corpora/<value>.toml``."""
+    path = Path(value)
+    if path.suffix == ".toml" and path.is_file():
+        return load_corpus_config(path)
+    named = corpora_dir / f"{value}.toml"
+    if named.is_file():
+        return load_corpus_config(named)
+    known = ", ".join(configured_corpus_names(corpora_dir)) or "none"
+    raise ConfigError(f"unknown corpus {value!r}: no {named} (configured corpora: {known})")
+
+
+def configured_corpus_names(corpora_dir: Path = CORPORA_DIR) -> list[str]:
+    return sorted(p.stem for p in corpora_dir.glob("*.toml"))
+
+
+def single_file_config(path: str | Path, sample: SamplePolicy | None = None) -> CorpusConfig:
+    """``--file PATH`` mode: one file, no corpus config, default sampling and scoring."""
+    file = resolve_repo_path(path) if not Path(path).exists() else Path(path).resolve()
+    if not file.is_file():
+        raise ConfigError(f"--file {path}: no such file")
+    return CorpusConfig(
+        name=file.stem,
+        directory=file.parent,
+        glob=file.name,
+        limit=1,
+        sample=sample or SamplePolicy(),
+        source=f"file:{file}",
+    )
+
+
+@dataclass(frozen=True)
+class CorpusFile:
+    path: str  # as shown to the model: relative to the repo root when inside it
+    first_line: int  # 1-based line of the file's first source line in the corpus text
+    line_count: int
+
+
+@dataclass(frozen=True)
+class Corpus:
+    name: str
+    language: str
+    text: str
+    files: tuple[CorpusFile, ...]
+
+    @property
+    def lines(self) -> list[str]:
+        return split_lines(self.text)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    @property
+    def multi_file(self) -> bool:
+        return len(self.files) > 1
+
+    def file_at(self, line: int) -> CorpusFile:
+        for file in reversed(self.files):
+            if line >= file.first_line:
+                return file
+        return self.files[0]
+
+    def describe(self) -> dict:
+        """The corpus block of a dump: enough to prove two runs read the same text."""
+        return {
+            "name": self.name,
+            "sha256": self.sha256,
+            "files": [f.path for f in self.files],
+            "chars": len(self.text),
+            "lines": len(self.lines),
+            "language": self.language,
+        }
+
+
+def split_lines(text: str) -> list[str]:
+    """Split on ``\\n`` only: ``str.splitlines`` also breaks on form feeds and other
+    separators that parsers do not count, which would shift every line number after them."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def display_path(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(REPO_ROOT.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def load_corpus(config: CorpusConfig) -> Corpus:
+    """Read the files a config selects and build the corpus text."""
+    if not config.directory.is_dir():
+        raise ConfigError(f"{config.source}: [files] directory {config.directory} does not exist")
+    paths = sorted(p for p in config.directory.glob(config.glob) if p.is_file())
+    if config.limit is not None:
+        paths = paths[: config.limit]
+    if not paths:
+        raise ConfigError(
+            f"{config.source}: [files] glob {config.glob!r} matches no file in {config.directory}"
+        )
+    languages = {LANGUAGES.get(p.suffix) for p in paths}
+    if None in languages:
+        bad = next(p for p in paths if p.suffix not in LANGUAGES)
+        raise ConfigError(
+            f"{config.source}: unsupported source file {bad.name} "
+            f"(supported: {', '.join(sorted(LANGUAGES))})"
+        )
+    if len(languages) > 1:
+        raise ConfigError(
+            f"{config.source}: glob {config.glob!r} mixes languages "
+            f"({', '.join(sorted(str(lang) for lang in languages))}); one corpus, one language"
+        )
+    language = languages.pop()
+    assert language is not None
+    texts = [p.read_text(encoding="utf-8") for p in paths]
+    if len(paths) == 1:
+        text = texts[0]
+        files = (CorpusFile(display_path(paths[0]), 1, len(split_lines(text))),)
+        return Corpus(config.name, language, text, files)
+    marker = COMMENT_MARKER[language]
+    parts: list[str] = []
+    files_list: list[CorpusFile] = []
+    line = 1
+    for path, text in zip(paths, texts, strict=True):
+        shown = display_path(path)
+        body = text if text.endswith("\n") else text + "\n"
+        parts.append(f"{marker} ====== {shown} ======\n")
+        parts.append(body)
+        count = len(split_lines(body))
+        files_list.append(CorpusFile(shown, line + 1, count))
+        line += 1 + count
+    return Corpus(config.name, language, "".join(parts), tuple(files_list))

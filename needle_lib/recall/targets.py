@@ -1,0 +1,142 @@
+"""Which definitions can be asked about: eligibility, answerability, sampling.
+
+A target must have at least ``primary_lines`` body lines, and the prompt must be able to
+single it out. When another definition anywhere in the corpus has the same name AND the same
+signature text, no prompt can tell the two apart: asking would charge the benchmark's own
+ambiguity to the model, so such targets are excluded and the exclusion is printed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass
+
+from needle_lib.recall.corpus import SamplePolicy
+from needle_lib.recall.extract import CODE, FunctionDef, ParsedCorpus
+
+BONUS_LINES = 40
+
+
+@dataclass(frozen=True)
+class Target:
+    function: FunctionDef
+    primary_lines: int
+    case_id: str  # unique within the corpus: the name, or name-L<line> when the name repeats
+
+    @property
+    def name(self) -> str:
+        return self.function.name
+
+    @property
+    def start_line(self) -> int:
+        return self.function.body_start
+
+    def window(self, corpus_lines: list[str]) -> list[str]:
+        start = self.start_line - 1
+        return corpus_lines[start : start + self.primary_lines]
+
+    def bonus_window(self, corpus_lines: list[str]) -> list[str]:
+        start = self.start_line - 1 + self.primary_lines
+        return corpus_lines[start : start + BONUS_LINES]
+
+    def window_kinds(self, kinds: tuple[str, ...]) -> list[str]:
+        start = self.start_line - 1
+        return list(kinds[start : start + self.primary_lines])
+
+
+def composition(kinds: list[str]) -> dict[str, int]:
+    counts = Counter(kinds)
+    return {kind: counts.get(kind, 0) for kind in ("code", "blank", "comment", "docstring")}
+
+
+@dataclass(frozen=True)
+class TargetSet:
+    eligible: list[Target]
+    excluded: list[FunctionDef]
+
+    def exclusion_message(self) -> str | None:
+        if not self.excluded:
+            return None
+        names = ", ".join(sorted({f.name for f in self.excluded}))
+        return (
+            f"excluded {len(self.excluded)} unanswerable target(s) — "
+            f"duplicate name AND identical signature: {names}"
+        )
+
+
+def find_targets(parsed: ParsedCorpus, primary_lines: int, min_code_lines: int = 0) -> TargetSet:
+    """Every eligible, answerable target, in corpus order."""
+    anchors = Counter(f.anchor for f in parsed.functions)
+    first_file: dict[str, str] = {}
+    for function in parsed.functions:
+        first_file.setdefault(function.name, function.file)
+    eligible: list[FunctionDef] = []
+    excluded: list[FunctionDef] = []
+    for function in parsed.functions:
+        if function.body_length < primary_lines:
+            continue
+        if first_file[function.name] != function.file:
+            continue  # cross-file name collision: the first file keeps the name
+        if anchors[function.anchor] > 1:
+            excluded.append(function)
+            continue
+        window = parsed.kinds[function.body_start - 1 : function.body_start - 1 + primary_lines]
+        if sum(kind == CODE for kind in window) < min_code_lines:
+            continue
+        eligible.append(function)
+    repeats = Counter(f.name for f in eligible)
+    targets = [
+        Target(f, primary_lines, f.name if repeats[f.name] == 1 else f"{f.name}-L{f.body_start}")
+        for f in eligible
+    ]
+    return TargetSet(targets, excluded)
+
+
+def sample_targets(targets: list[Target], k: int, seed: int) -> list[Target]:
+    """Deterministic for (k, seed), stratified by position.
+
+    The eligible targets (in corpus order) are cut into k contiguous strata of near-equal
+    size and one target is drawn from each, so a sample always spans the beginning, middle
+    and end of the corpus: depth in the context is what the benchmark measures.
+    """
+    if k >= len(targets):
+        return list(targets)
+    rng = random.Random(seed)
+    picked: list[Target] = []
+    for stratum in range(k):
+        lo = stratum * len(targets) // k
+        hi = (stratum + 1) * len(targets) // k
+        picked.append(targets[rng.randrange(lo, hi)])
+    return picked
+
+
+def select_targets(
+    parsed: ParsedCorpus, policy: SamplePolicy, functions: list[str] | None = None
+) -> tuple[list[Target], TargetSet]:
+    """The targets a run asks about: named ones (``--function``) or a stratified sample."""
+    target_set = find_targets(parsed, policy.primary_lines, policy.min_code_lines)
+    if not functions:
+        return sample_targets(target_set.eligible, policy.k, policy.seed), target_set
+    chosen: list[Target] = []
+    for wanted in functions:
+        matches = [t for t in target_set.eligible if wanted in (t.name, t.case_id)]
+        if not matches:
+            raise LookupError(_unknown_function_message(wanted, parsed, target_set, policy))
+        chosen.extend(t for t in matches if t not in chosen)
+    return chosen, target_set
+
+
+def _unknown_function_message(
+    wanted: str, parsed: ParsedCorpus, target_set: TargetSet, policy: SamplePolicy
+) -> str:
+    defined = [f for f in parsed.functions if f.name == wanted]
+    if any(f in target_set.excluded for f in defined):
+        return f"--function {wanted}: excluded as unanswerable (duplicate name and signature)"
+    if defined:
+        longest = max(f.body_length for f in defined)
+        return (
+            f"--function {wanted}: its body has {longest} line(s), fewer than "
+            f"primary_lines = {policy.primary_lines} (or too few code lines)"
+        )
+    return f"--function {wanted}: no function of that name in the corpus"
