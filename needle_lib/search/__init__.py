@@ -1,0 +1,28 @@
+"""Web search engine clients with one errors-as-data interface (see ``registry.ENGINES``)."""
+
+from needle_lib.search.base import EngineRequest, HttpSearchClient, RetryPolicy
+from needle_lib.search.operators import ParsedQuery, parse_query
+from needle_lib.search.registry import ENGINES, EngineSpec, make_engine
+from needle_lib.search.types import (
+    MissingAPIKey,
+    SearchClient,
+    SearchOutcome,
+    SearchResult,
+    UnknownEngine,
+)
+
+__all__ = [
+    "ENGINES",
+    "EngineRequest",
+    "EngineSpec",
+    "HttpSearchClient",
+    "MissingAPIKey",
+    "ParsedQuery",
+    "RetryPolicy",
+    "SearchClient",
+    "SearchOutcome",
+    "SearchResult",
+    "UnknownEngine",
+    "make_engine",
+    "parse_query",
+]

@@ -1,0 +1,116 @@
+"""Google-style query operators, parsed once so every engine translates the same facts.
+
+Benchmarks write queries the way people type them into Google (``site:sec.gov after:2025-01-01
+"net income"``). Engines that do not understand those tokens would search for them literally,
+which silently measures a different query; so each client gets a ``ParsedQuery`` and maps the
+operators to its native filters or drops them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+_TOKEN = re.compile(r'"[^"]*"|\S+')
+_OPERATOR = re.compile(r"(?i)^(site|after|before):(\S+)$")
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+EPOCH = date(1970, 1, 1)
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """The free text (quoted phrases kept, operators removed) and the operators found.
+
+    ``ignored`` keeps operator tokens whose value could not be parsed (``after:yesterday``):
+    they are dropped from ``text`` rather than sent as literal tokens.
+    """
+
+    text: str
+    sites: tuple[str, ...] = ()
+    after: date | None = None
+    before: date | None = None
+    phrases: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+
+    @property
+    def has_dates(self) -> bool:
+        return self.after is not None or self.before is not None
+
+    def closed_range(self) -> str | None:
+        """``YYYY-MM-DDtoYYYY-MM-DD`` (Brave / You.com freshness), open ends filled in.
+
+        Those APIs only take a closed range, so a lone ``after:`` runs to today (UTC) and a
+        lone ``before:`` starts at 1970-01-01 — the widest range that keeps the operator's meaning.
+        """
+        if not self.has_dates:
+            return None
+        low = self.after or EPOCH
+        high = self.before or datetime.now(UTC).date()
+        return f"{low.isoformat()}to{high.isoformat()}"
+
+    def text_with_sites(self) -> str:
+        """The text with ``site:`` re-attached, for engines where Google syntax is native."""
+        if not self.sites:
+            return self.text
+        clause = " OR ".join(f"site:{site}" for site in self.sites)
+        if len(self.sites) > 1:
+            clause = f"({clause})"
+        return f"{self.text} {clause}".strip()
+
+
+def parse_query(query: str) -> ParsedQuery:
+    """Split ``query`` into text and operators; operators inside quotes stay text."""
+    words: list[str] = []
+    sites: list[str] = []
+    phrases: list[str] = []
+    ignored: list[str] = []
+    after: date | None = None
+    before: date | None = None
+    for token in _TOKEN.findall(query):
+        if token.startswith('"'):
+            words.append(token)
+            if token.strip('"'):
+                phrases.append(token.strip('"'))
+            continue
+        match = _OPERATOR.match(token)
+        if match is None:
+            words.append(token)
+            continue
+        name, value = match.group(1).lower(), match.group(2)
+        if name == "site":
+            site = value.lower().removeprefix("http://").removeprefix("https://").rstrip("/")
+            if site not in sites:
+                sites.append(site)
+            continue
+        day = _iso_day(value)
+        if day is None:
+            ignored.append(token)
+            continue
+        if name == "after":
+            after = day
+        else:
+            before = day
+    return ParsedQuery(
+        text=" ".join(words),
+        sites=tuple(sites),
+        after=after,
+        before=before,
+        phrases=tuple(phrases),
+        ignored=tuple(ignored),
+    )
+
+
+def _iso_day(value: str) -> date | None:
+    """A strict ``YYYY-MM-DD`` date, or None (``date.fromisoformat`` also takes week dates)."""
+    if not _ISO_DAY.match(value):
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def us_date(day: date) -> str:
+    """``M/D/YYYY``, the date form Google's ``tbs`` and Perplexity's date filters take."""
+    return f"{day.month}/{day.day}/{day.year}"

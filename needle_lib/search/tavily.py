@@ -1,0 +1,52 @@
+"""Tavily search (engine ``tavily``); depth from env ``TAVILY_DEPTH`` via the registry.
+
+Shape relied on: https://docs.tavily.com/documentation/api-reference/endpoint/search
+- Request: ``POST /search`` with ``Authorization: Bearer <key>``. Body: ``query``,
+  ``search_depth``, ``max_results`` (max 20), ``include_domains``, ``start_date`` /
+  ``end_date`` (YYYY-MM-DD).
+- Response mapped: ``results[].url``, ``.title``, ``.content``, ``.published_date``.
+- Operators: ``site:`` → ``include_domains``; ``after:``/``before:`` → ``start_date``/``end_date``.
+- No snippet-length parameter: snippets are only capped client-side.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from needle_lib.search.base import EngineRequest, HttpSearchClient, make_result, raise_api_error
+from needle_lib.search.operators import ParsedQuery
+from needle_lib.search.types import SearchResult
+
+DEPTHS = ("basic", "advanced", "fast", "ultra-fast")
+MAX_RESULTS = 20
+
+
+class TavilyClient(HttpSearchClient):
+    default_base_url = "https://api.tavily.com"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if (self.mode or "basic") not in DEPTHS:
+            raise ValueError(f"TAVILY_DEPTH must be one of {', '.join(DEPTHS)}; got {self.mode!r}")
+
+    def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
+        body: dict[str, Any] = {
+            "query": query.text,
+            "search_depth": self.mode or "basic",
+            "max_results": min(num_results, MAX_RESULTS),
+        }
+        if query.sites:
+            body["include_domains"] = list(query.sites)
+        if query.after:
+            body["start_date"] = query.after.isoformat()
+        if query.before:
+            body["end_date"] = query.before.isoformat()
+        headers = {"Authorization": f"Bearer {self._key()}"}
+        return EngineRequest("POST", "/search", json=body, headers=headers)
+
+    def parse_results(self, payload: Any) -> list[SearchResult]:
+        raise_api_error(payload, "error")
+        return [
+            make_result(r.get("url"), r.get("title"), r.get("content"), r.get("published_date"))
+            for r in payload.get("results") or []
+        ]

@@ -1,0 +1,59 @@
+"""The engine-neutral vocabulary every search client speaks.
+
+Failures are data: a client returns a ``SearchOutcome`` whose ``error`` names the engine and what
+went wrong, so one flaky engine never aborts a benchmark run and reports can list it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One ranked hit as the engine returned it (snippet already capped to the evidence budget)."""
+
+    url: str
+    title: str
+    snippet: str
+    published_date: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """Results, or an error text (never both meaningful), plus the wall time the caller waited."""
+
+    results: tuple[SearchResult, ...]
+    error: str | None
+    latency_s: float
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@runtime_checkable
+class SearchClient(Protocol):
+    """Anything that can answer a query; ``search`` never raises for a failed request."""
+
+    name: str
+
+    async def search(self, query: str, *, num_results: int) -> SearchOutcome: ...
+
+
+class UnknownEngine(ValueError):
+    """An engine name that is not registered; the message lists the known ones."""
+
+    def __init__(self, engine: str, known: list[str]) -> None:
+        super().__init__(f"unknown engine {engine!r}; known engines: {', '.join(sorted(known))}")
+        self.engine = engine
+
+
+class MissingAPIKey(RuntimeError):
+    """A required key env var is unset: callers turn this into a SKIP that names the variable."""
+
+    def __init__(self, engine: str, env_var: str) -> None:
+        super().__init__(f"engine {engine!r} needs {env_var} to be set")
+        self.engine = engine
+        self.env_var = env_var
