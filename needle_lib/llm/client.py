@@ -61,7 +61,9 @@ class _ClientBase:
         self._api_key = config.resolve_api_key()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.config.name!r}, base_url={self.config.base_url!r})"
+        return (
+            f"{type(self).__name__}(model={self.config.name!r}, base_url={self.config.base_url!r})"
+        )
 
     def _prepare(
         self, messages: Messages, max_tokens: int | None, prompt_chars: int | None

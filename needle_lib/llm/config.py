@@ -185,7 +185,9 @@ def _check_values(data: Mapping[str, Any], where: Path) -> dict[str, Any]:
     if stop is not None:
         bad = [s for s in stop if not isinstance(s, str) or not s]
         if bad:
-            raise ConfigError(f"{where}: key 'stop' must be a list of non-empty strings, got {bad[0]!r}")
+            raise ConfigError(
+                f"{where}: key 'stop' must be a list of non-empty strings, got {bad[0]!r}"
+            )
         out["stop"] = tuple(stop)
     for key in _FLOAT_KEYS:
         if key in out:
@@ -197,8 +199,10 @@ def _check_values(data: Mapping[str, Any], where: Path) -> dict[str, Any]:
     if "temperature" in out and out["temperature"] < 0:
         raise ConfigError(f"{where}: key 'temperature' must be >= 0, got {out['temperature']}")
     base_url = out.get("base_url")
-    if base_url is not None and base_url != REFERENCE_BASE_URL and not re.match(
-        r"https?://", base_url
+    if (
+        base_url is not None
+        and base_url != REFERENCE_BASE_URL
+        and not re.match(r"https?://", base_url)
     ):
         raise ConfigError(
             f"{where}: key 'base_url' must start with http:// or https:// "
@@ -215,8 +219,9 @@ def _load_file(path: Path) -> dict[str, Any]:
 def _apply_overrides(values: dict[str, Any], overrides: Mapping[str, Any]) -> None:
     """Layer CLI flags over the config; None means "flag not given"."""
     given = {k: v for k, v in overrides.items() if v is not None}
-    given = _check_values(check_section(given, OVERRIDE_SCHEMA, path=_OVERRIDES_WHERE),
-                          _OVERRIDES_WHERE)
+    given = _check_values(
+        check_section(given, OVERRIDE_SCHEMA, path=_OVERRIDES_WHERE), _OVERRIDES_WHERE
+    )
     if given.pop("think", False):
         # Thinking is suppressed by two independent switches; --think must undo both.
         values["suppress_thinking"] = False

@@ -227,7 +227,7 @@ def parse_completion(
     inline = _INLINE_THINK.match(content)
     if reasoning is None and inline:
         # Servers without a reasoning parser leave <think>…</think> in the content.
-        reasoning, content = inline.group(1).strip(), content[inline.end():]
+        reasoning, content = inline.group(1).strip(), content[inline.end() :]
     usage, timings = data.get("usage"), data.get("timings")
     return ChatResult(
         content=content,

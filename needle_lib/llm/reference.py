@@ -38,7 +38,9 @@ class ReferenceTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def _respond(self, request: httpx.Request, body: bytes) -> httpx.Response:
         if not request.url.path.endswith("/chat/completions"):
-            return _error(404, f"the reference model only serves /chat/completions, not {request.url.path}")
+            return _error(
+                404, f"the reference model only serves /chat/completions, not {request.url.path}"
+            )
         try:
             payload = json.loads(body)
             messages = payload["messages"]

@@ -1,0 +1,267 @@
+"""Model configs: resolution order, layering, strict schema, API keys and their secrecy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from needle_lib.llm.config import DEFAULTS, load_dotenv_once, resolve_model
+from needle_lib.paths import MODELS_DIR, REPO_ROOT
+from needle_lib.tomlconf import ConfigError
+
+SECRET = "sk-test-SECRET-value-123"
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value)  # str, int, float and lists of str are valid TOML this way
+
+
+def write_model(path: Path, **keys: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{k} = {toml_value(v)}\n" for k, v in keys.items()), "utf-8")
+    return path
+
+
+@pytest.fixture
+def models_dir(tmp_path: Path) -> Path:
+    write_model(tmp_path / "models" / "local.toml", name="org/local-model", max_tokens=1500)
+    return tmp_path / "models"
+
+
+# --- resolution order -------------------------------------------------------------------
+
+
+def test_existing_file_path_wins_over_models_dir(models_dir: Path, tmp_path: Path) -> None:
+    # Same stem as a config in models_dir: the explicit path must win.
+    path = write_model(tmp_path / "elsewhere" / "local.toml", name="from-path")
+    config = resolve_model(str(path), models_dir=models_dir)
+    assert config.name == "from-path"
+    assert config.source == f"file:{path}"
+    assert config.key == "local"
+    assert config.note is None
+
+
+def test_stem_resolves_in_models_dir(models_dir: Path) -> None:
+    config = resolve_model("local", models_dir=models_dir)
+    assert config.name == "org/local-model"
+    assert config.key == "local"
+    assert config.label == "local"  # label defaults to the config stem
+    assert config.source == f"file:{models_dir / 'local.toml'}"
+
+
+def test_unknown_value_is_a_raw_model_id_with_a_note(models_dir: Path) -> None:
+    config = resolve_model("vendor/some model:q4", models_dir=models_dir)
+    assert config.name == "vendor/some model:q4"
+    assert config.key == "vendor_some_model_q4"
+    assert config.source == "raw"
+    assert config.max_tokens == DEFAULTS["max_tokens"]
+    assert config.base_url == DEFAULTS["base_url"]
+    assert config.note is not None
+    assert "raw model id" in config.note and "local" in config.note
+
+
+def test_missing_toml_path_is_an_error_naming_it(models_dir: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "nope.toml"
+    with pytest.raises(ConfigError, match=r"nope\.toml"):
+        resolve_model(str(missing), models_dir=models_dir)
+
+
+# --- layering ---------------------------------------------------------------------------
+
+
+def test_layering_defaults_then_file_then_overrides(models_dir: Path) -> None:
+    config = resolve_model(
+        "local",
+        {"max_tokens": 99, "base_url": "http://127.0.0.1:9/v1", "timeout": None, "temperature": 1},
+        models_dir=models_dir,
+    )
+    assert config.max_tokens == 99  # override beats the file's 1500
+    assert config.base_url == "http://127.0.0.1:9/v1"
+    assert config.timeout == DEFAULTS["timeout"]  # None = flag not given
+    assert config.temperature == 1.0 and isinstance(config.temperature, float)
+
+
+def test_think_override_turns_off_both_thinking_switches(tmp_path: Path) -> None:
+    path = write_model(tmp_path / "m.toml", name="m", suppress_thinking=True, prefill_no_think=True)
+    assert resolve_model(str(path)).prefill_no_think
+    thinking = resolve_model(str(path), {"think": True})
+    assert not thinking.suppress_thinking and not thinking.prefill_no_think
+    unchanged = resolve_model(str(path), {"think": False})
+    assert unchanged.suppress_thinking and unchanged.prefill_no_think
+
+
+# --- strict schema ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        ({"name": "m", "max_token": 5}, "unknown key 'max_token'"),
+        ({"name": "m", "max_tokens": "5"}, "key 'max_tokens' must be int"),
+        ({"name": "m", "prefill_no_think": 1}, "key 'prefill_no_think' must be bool"),
+        ({"label": "x"}, "missing required key 'name'"),
+        ({"name": "m", "stop": ["ok", 3]}, "key 'stop' must be a list of non-empty strings"),
+        ({"name": "m", "max_tokens": 0}, "key 'max_tokens' must be at least 1"),
+        ({"name": "m", "base_url": "localhost:1234"}, "key 'base_url' must start with http"),
+    ],
+)
+def test_bad_file_errors_name_file_and_key(tmp_path: Path, keys: dict, expected: str) -> None:
+    path = write_model(tmp_path / "bad.toml", **keys)
+    with pytest.raises(ConfigError) as info:
+        resolve_model(str(path))
+    assert str(path) in str(info.value)
+    assert expected in str(info.value)
+
+
+def test_bad_override_is_named(models_dir: Path) -> None:
+    with pytest.raises(ConfigError, match=r"model overrides.*'max_tokens' must be int"):
+        resolve_model("local", {"max_tokens": "lots"}, models_dir=models_dir)
+    with pytest.raises(ConfigError, match="unknown key 'name'"):
+        resolve_model("local", {"name": "other"}, models_dir=models_dir)
+
+
+# --- API keys -------------------------------------------------------------------------
+
+
+def test_api_key_literal(tmp_path: Path) -> None:
+    path = write_model(tmp_path / "m.toml", name="m", api_key="not-needed")
+    assert resolve_model(str(path)).resolve_api_key() == "not-needed"
+
+
+def test_no_key_configured_means_none(tmp_path: Path) -> None:
+    assert resolve_model(str(write_model(tmp_path / "m.toml", name="m"))).resolve_api_key() is None
+
+
+def test_api_key_file_is_read_and_stripped(tmp_path: Path) -> None:
+    key_file = tmp_path / "k.key"
+    key_file.write_text(f"  {SECRET}\n", "utf-8")
+    path = write_model(tmp_path / "m.toml", name="m", api_key_file=str(key_file))
+    assert resolve_model(str(path)).resolve_api_key() == SECRET
+
+
+def test_override_api_key_beats_key_file(tmp_path: Path) -> None:
+    path = write_model(tmp_path / "m.toml", name="m", api_key_file=str(tmp_path / "missing.key"))
+    assert resolve_model(str(path), {"api_key": "cli-key"}).resolve_api_key() == "cli-key"
+
+
+def test_missing_key_file_error_names_path(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.key"
+    path = write_model(tmp_path / "m.toml", name="m", api_key_file=str(missing))
+    with pytest.raises(ConfigError, match=r"missing\.key"):
+        resolve_model(str(path)).resolve_api_key()
+
+
+def test_relative_key_file_resolves_against_repo_root(tmp_path: Path) -> None:
+    path = write_model(tmp_path / "m.toml", name="m", api_key_file=".secrets/no-such-test.key")
+    with pytest.raises(ConfigError) as info:
+        resolve_model(str(path)).resolve_api_key()
+    assert str(REPO_ROOT / ".secrets" / "no-such-test.key") in str(info.value)
+
+
+def test_api_key_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEEDLE_TEST_KEY", SECRET)
+    path = write_model(tmp_path / "m.toml", name="m", api_key_env="NEEDLE_TEST_KEY")
+    assert resolve_model(str(path)).resolve_api_key() == SECRET
+
+
+def test_missing_env_var_error_names_variable(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("NEEDLE_TEST_ABSENT", raising=False)
+    path = write_model(tmp_path / "m.toml", name="m", api_key_env="NEEDLE_TEST_ABSENT")
+    with pytest.raises(ConfigError, match="NEEDLE_TEST_ABSENT"):
+        resolve_model(str(path)).resolve_api_key()
+
+
+def test_dotenv_supplies_key_but_exported_variable_wins(tmp_path: Path, monkeypatch) -> None:
+    # setenv+delenv registers both variables with monkeypatch so teardown removes what
+    # python-dotenv writes into os.environ.
+    for var in ("NEEDLE_DOTENV_ONLY", "NEEDLE_DOTENV_EXPORTED"):
+        monkeypatch.setenv(var, "placeholder")
+        monkeypatch.delenv(var)
+    monkeypatch.setenv("NEEDLE_DOTENV_EXPORTED", "from-shell")
+    env_file = tmp_path / ".env"
+    env_file.write_text("NEEDLE_DOTENV_ONLY=from-file\nNEEDLE_DOTENV_EXPORTED=from-file\n")
+    load_dotenv_once([env_file])
+    only = write_model(tmp_path / "a.toml", name="m", api_key_env="NEEDLE_DOTENV_ONLY")
+    exported = write_model(tmp_path / "b.toml", name="m", api_key_env="NEEDLE_DOTENV_EXPORTED")
+    assert resolve_model(str(only)).resolve_api_key() == "from-file"
+    assert resolve_model(str(exported)).resolve_api_key() == "from-shell"
+
+
+def test_key_never_in_repr_or_request_shape(tmp_path: Path) -> None:
+    key_file = tmp_path / "k.key"
+    key_file.write_text(SECRET, "utf-8")
+    from_file = resolve_model(
+        str(write_model(tmp_path / "f.toml", name="m", api_key_file=str(key_file)))
+    )
+    literal = resolve_model(str(write_model(tmp_path / "l.toml", name="m")), {"api_key": SECRET})
+    for config in (from_file, literal):
+        assert config.resolve_api_key() == SECRET
+        assert SECRET not in repr(config) and SECRET not in str(config)
+        assert SECRET not in json.dumps(config.request_shape())
+    assert from_file.request_shape()["auth"] == f"file:{key_file}"
+    assert literal.request_shape()["auth"] == "literal"
+
+
+def test_request_shape_records_every_request_knob(tmp_path: Path) -> None:
+    path = write_model(
+        tmp_path / "m.toml",
+        name="gpt-x",
+        label="GPT X",
+        base_url="https://api.example.test",
+        api_key_env="SOME_VAR",
+        temperature=1.0,
+        max_tokens=8000,
+        use_max_completion_tokens=True,
+        reasoning_effort="none",
+        prefill_no_think=True,
+        suppress_thinking=True,
+        stop=["</s>"],
+        timeout=30.0,
+    )
+    shape = resolve_model(str(path)).request_shape()
+    assert shape == {
+        "model": "gpt-x",
+        "label": "GPT X",
+        "config": "m",
+        "source": f"file:{path}",
+        "base_url": "https://api.example.test",
+        "auth": "env:SOME_VAR",
+        "temperature": 1.0,
+        "token_field": "max_completion_tokens",
+        "max_tokens": 8000,
+        "reasoning_effort": "none",
+        "prefill_no_think": True,
+        "suppress_thinking": True,
+        "stop": ["</s>"],
+        "timeout": 30.0,
+    }
+
+
+# --- shipped configs ------------------------------------------------------------------
+
+
+def test_shipped_configs_load_with_distinct_labels() -> None:
+    configs = [resolve_model(p.stem) for p in sorted(MODELS_DIR.glob("*.toml"))]
+    assert {c.key for c in configs} >= {
+        "reference",
+        "qwen3-4b-2507",
+        "qwen36-35b",
+        "gemma-4-31b-4bit",
+        "gemma-4-31b-bf16",
+        "qwen36-27b-mlx-4bit",
+        "qwen36-27b-mlx-8bit",
+        "gpt-5.5",
+        "claude-sonnet-4-6",
+    }
+    labels = [c.label for c in configs]
+    assert len(labels) == len(set(labels))
+    by_key = {c.key: c for c in configs}
+    assert by_key["reference"].is_reference
+    assert not any(c.is_reference for k, c in by_key.items() if k != "reference")
+    assert by_key["gpt-5.5"].token_field == "max_completion_tokens"
+    assert all(by_key[k].stop for k in ("gemma-4-31b-4bit", "gemma-4-31b-bf16"))
