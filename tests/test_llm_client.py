@@ -112,8 +112,8 @@ def test_every_knob_reaches_the_request(tmp_path: Path) -> None:
         route = respx.post(URL).mock(return_value=httpx.Response(200, json=completion()))
         with client_for(config) as client:
             client.complete(MESSAGES)
-            request = route.calls.last.request
-            assert client._http.timeout.read == 12.5
+    request = route.calls.last.request
+    assert request.extensions["timeout"]["read"] == 12.5
     body = sent_body(route)
     assert body["temperature"] == 0.7
     assert body["max_completion_tokens"] == 321 and "max_tokens" not in body
