@@ -1,0 +1,76 @@
+"""The engine registry and the `needle engines` command."""
+
+from __future__ import annotations
+
+import pytest
+
+from needle_lib.cli import main
+from needle_lib.commands.engines import engine_rows
+from needle_lib.search import ENGINES, MissingAPIKey, UnknownEngine, make_engine
+
+EXPECTED = {
+    "keenable", "keenable-realtime", "exa", "exa-instant", "google", "bing", "brave",
+    "parallel", "parallel-turbo", "tavily", "perplexity", "octen", "ceramic", "you",
+}
+
+
+def test_fourteen_engines_registered() -> None:
+    assert set(ENGINES) == EXPECTED
+
+
+def test_unknown_engine_lists_known_names() -> None:
+    with pytest.raises(UnknownEngine) as info:
+        make_engine("altavista", env={})
+    assert "altavista" in str(info.value)
+    for name in EXPECTED:
+        assert name in str(info.value)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXPECTED if not n.startswith("keenable")))
+def test_missing_required_key_names_the_env_var(name: str) -> None:
+    with pytest.raises(MissingAPIKey) as info:
+        make_engine(name, env={ENGINES[name].key_env: "   "})
+    assert info.value.engine == name
+    assert info.value.env_var == ENGINES[name].key_env
+    assert ENGINES[name].key_env in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["keenable", "keenable-realtime"])
+def test_keenable_key_is_optional(name: str) -> None:
+    assert make_engine(name, env={}).name == name
+
+
+def test_base_url_override_per_engine() -> None:
+    env = {"EXA_API_KEY": "k", "NEEDLE_EXA_INSTANT_BASE_URL": "http://127.0.0.1:8765/"}
+    assert make_engine("exa-instant", env=env).base_url == "http://127.0.0.1:8765"
+    assert make_engine("exa", env=env).base_url == "https://api.exa.ai"
+    assert ENGINES["keenable-realtime"].base_url_env == "NEEDLE_KEENABLE_REALTIME_BASE_URL"
+
+
+def test_invalid_tavily_depth_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="TAVILY_DEPTH must be one of"):
+        make_engine("tavily", env={"TAVILY_API_KEY": "k", "TAVILY_DEPTH": "deepest"})
+
+
+def test_engine_rows_report_set_without_values() -> None:
+    rows = {row[0]: row for row in engine_rows({"EXA_API_KEY": "ex-123", "TAVILY_DEPTH": "fast"})}
+    assert rows["exa"][2:] == ("EXA_API_KEY", "set")
+    assert rows["exa-instant"][1] == "instant"
+    assert rows["google"][2:] == ("SERPER_API_KEY", "unset")
+    assert rows["keenable"][3].startswith("unset (optional")
+    assert rows["tavily"][1] == "fast"
+
+
+def test_needle_engines_command_never_prints_key_values(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for spec in ENGINES.values():
+        monkeypatch.delenv(spec.key_env, raising=False)
+    monkeypatch.setenv("BRAVE_API_KEY", "brave-SECRET-value")
+    assert main(["engines"]) == 0
+    out = capsys.readouterr().out
+    assert "brave-SECRET-value" not in out
+    lines = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert set(lines) == EXPECTED
+    assert lines["brave"].rstrip().endswith("set")
+    assert lines["you"].rstrip().endswith("unset")
