@@ -8,4 +8,5 @@ entry point stays a dispatcher and a new command is one module plus one line in
 COMMAND_MODULES: list[str] = [
     "needle_lib.commands.extract",
     "needle_lib.commands.engines",
+    "needle_lib.commands.novel",
 ]

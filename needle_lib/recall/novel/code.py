@@ -1,0 +1,371 @@
+"""Function bodies of an exact line count, built from varied statement shapes.
+
+Exact, because the corpus layout puts every target at a fixed fraction of its file, so every
+chunk must occupy a known number of lines. Varied, because a recalled line must not be
+inferable from its neighbours: shapes, names and constants are all drawn at random.
+
+A writer draws from two RNGs: ``shape`` picks statement shapes, names and helpers, ``value``
+picks constants and operators. A decoy replays its target's shape stream with its own value
+stream, so it opens the same way (same names, same statement shapes) with different values.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from needle_lib.recall.novel import names
+
+_MAX_LEVEL = 3  # deepest indentation level (in units of 4 spaces) a block may open
+_MAX_COMMENTS = 1  # keep bodies ~96 % code: prose is recallable but is not code recall
+_OPERATORS = ("+", "-", "*", "//", "%", "^", "|", "&")
+_AUGMENTED = ("+=", "-=", "*=", "^=", "|=", "%=")
+_COMPARISONS = ("<", ">", "<=", ">=", "!=", "==")
+
+
+_T = TypeVar("_T")
+
+
+def weighted(rng: random.Random, options: Sequence[tuple[int, _T]]) -> _T:
+    """Pick by integer weight; integer arithmetic only, so every platform picks the same."""
+    pick = rng.randrange(sum(weight for weight, _ in options))
+    for weight, option in options:
+        if pick < weight:
+            return option
+        pick -= weight
+    raise AssertionError("unreachable: pick is below the total weight")
+
+
+def int_literal(rng: random.Random) -> str:
+    """An integer literal of a random width and notation: ``41``, ``0x2F1``, ``-87``."""
+    form = rng.randrange(5)
+    if form == 0:
+        return str(rng.randrange(2, 100))
+    if form == 1:
+        return str(rng.randrange(100, 10_000))
+    if form == 2:
+        return f"0x{rng.randrange(0x100, 0x10000):X}"
+    if form == 3:
+        return str(rng.randrange(10_000, 1_000_000))
+    return f"-{rng.randrange(2, 1000)}"
+
+
+def constant(rng: random.Random) -> str:
+    """An int or a three-decimal float, built from integers so no platform rounds it."""
+    if rng.randrange(4) == 0:
+        return f"{rng.randrange(100)}.{rng.randrange(1000):03d}"
+    return int_literal(rng)
+
+
+def text_literal(rng: random.Random) -> str:
+    """A quoted opaque tag or nonsense word."""
+    if rng.randrange(2):
+        return f'"{names.token(rng)}"'
+    return f'"{names.word(rng, rng.randint(1, 2))}"'
+
+
+def phrase(rng: random.Random) -> str:
+    """A docstring/comment sentence of nonsense words; prose a model can only recall."""
+    words = [names.word(rng, rng.randint(1, 2)) for _ in range(3)]
+    return f"{words[0].capitalize()} the {names.token(rng)} {words[1]} into {words[2]}"
+
+
+class BodyWriter:
+    """Writes one function body; construct a new writer per function."""
+
+    def __init__(
+        self,
+        shape: random.Random,
+        value: random.Random,
+        helpers: Sequence[str],
+        params: Sequence[str],
+    ) -> None:
+        self.shape = shape
+        self.value = value
+        self.helpers = list(helpers)
+        self.nums = list(params)
+        self.lists: list[str] = []
+        self.dicts: list[str] = []
+        self.taken: dict[str, None] = dict.fromkeys(params)
+        self.comments = 0
+        self.lines: list[str] = []
+        self._shapes: list[tuple[int, int, Callable[[int, int], int], bool]] = [
+            # (weight, minimum lines, emitter, may appear inside a nested block)
+            (7, 1, self._assign, True),
+            (3, 1, self._augment, True),
+            (2, 1, self._inline_list, True),
+            (2, 1, self._inline_dict, True),
+            (3, 1, self._call, True),
+            (2, 1, self._comprehension, True),
+            (1, 1, self._swap, True),
+            (1, 1, self._format, True),
+            (2, 1, self._lookup, True),
+            (1, 1, self._store, True),
+            (1, 1, self._append, True),
+            (1, 1, self._comment, False),
+            (2, 3, self._multiline_dict, True),
+            (1, 3, self._multiline_call, True),
+            (3, 2, self._if, True),
+            (3, 2, self._for, True),
+            (1, 3, self._while, True),
+            (1, 4, self._try, True),
+        ]
+
+    # --- public -------------------------------------------------------------------------
+
+    def body(self, n_lines: int, level: int = 1) -> list[str]:
+        """Exactly ``n_lines`` lines at ``level``: maybe a docstring, statements, a return."""
+        if n_lines < 1:
+            raise ValueError(f"a function body needs at least one line, got {n_lines}")
+        remaining = n_lines - 1
+        if remaining >= 3 and self.shape.randrange(2) == 0:
+            self._emit(level, f'"""{phrase(self.value)}."""')
+            remaining -= 1
+        self._fill(level, remaining, top=True)
+        self._emit(level, f"return {self._return_value()}")
+        return self.lines
+
+    # --- structure ----------------------------------------------------------------------
+
+    def _emit(self, level: int, text: str) -> None:
+        self.lines.append("    " * level + text)
+
+    def _fill(self, level: int, n_lines: int, top: bool = False) -> None:
+        while n_lines > 0:
+            n_lines -= self._statement(level, n_lines, top)
+
+    def _statement(self, level: int, budget: int, top: bool) -> int:
+        candidates = [
+            (weight, emit)
+            for weight, minimum, emit, nested in self._shapes
+            if minimum <= budget and (nested or top) and (minimum == 1 or level < _MAX_LEVEL)
+        ]
+        return weighted(self.shape, candidates)(level, budget)
+
+    def _inner(self, budget: int, most: int = 4) -> int:
+        return self.shape.randint(1, max(1, min(most, budget)))
+
+    def _new(self) -> str:
+        while True:
+            name = names.local_name(self.shape)
+            if name not in self.taken:
+                self.taken[name] = None
+                return name
+
+    # --- operands -----------------------------------------------------------------------
+
+    def _num(self) -> str:
+        return self.shape.choice(self.nums)
+
+    def _list(self) -> str:
+        if not self.lists:
+            return f"[{self._int()}, {self._num()}, {self._int()}]"
+        return self.shape.choice(self.lists)
+
+    def _int(self) -> str:
+        return int_literal(self.value)
+
+    def _const(self) -> str:
+        return constant(self.value)
+
+    def _text(self) -> str:
+        return text_literal(self.value)
+
+    def _op(self) -> str:
+        return self.value.choice(_OPERATORS)
+
+    def _expr(self) -> str:
+        form = self.shape.randrange(8)
+        if form == 0 and self.helpers:
+            return f"{self.shape.choice(self.helpers)}({self._num()}, {self._const()})"
+        if form == 1:
+            return f"({self._num()} {self._op()} {self._int()}) {self._op()} {self._num()}"
+        if form == 2:
+            return f"len({self._list()}) {self._op()} {self._int()}"
+        if form == 3 and self.dicts:
+            return f"{self.shape.choice(self.dicts)}.get({self._text()}, {self._int()})"
+        if form == 4:
+            return f"abs({self._num()} - {self._const()})"
+        if form == 5:
+            return f"{self.shape.choice(('min', 'max'))}({self._num()}, {self._int()})"
+        return f"{self._num()} {self._op()} {self._const()}"
+
+    def _condition(self) -> str:
+        if self.shape.randrange(4) == 0:
+            return f"{self._text()} in {self._list()}"
+        return f"{self._num()} {self.value.choice(_COMPARISONS)} {self._int()}"
+
+    def _return_value(self) -> str:
+        form = self.shape.randrange(3)
+        if form == 0 and self.lists:
+            return f"{self._num()}, {self.shape.choice(self.lists)}"
+        if form == 1 and self.dicts:
+            return self.shape.choice(self.dicts)
+        return self._expr()
+
+    # --- one-line statements ------------------------------------------------------------
+
+    def _assign(self, level: int, budget: int) -> int:
+        expr = self._expr()
+        name = self._new()
+        self._emit(level, f"{name} = {expr}")
+        self.nums.append(name)
+        return 1
+
+    def _augment(self, level: int, budget: int) -> int:
+        self._emit(level, f"{self._num()} {self.value.choice(_AUGMENTED)} {self._const()}")
+        return 1
+
+    def _inline_list(self, level: int, budget: int) -> int:
+        items = [
+            self._int() if self.shape.randrange(3) else self._num()
+            for _ in range(self.shape.randint(2, 5))
+        ]
+        name = self._new()
+        self._emit(level, f"{name} = [{', '.join(items)}]")
+        self.lists.append(name)
+        return 1
+
+    def _inline_dict(self, level: int, budget: int) -> int:
+        items = [f"{self._text()}: {self._const()}" for _ in range(self.shape.randint(1, 3))]
+        name = self._new()
+        self._emit(level, f"{name} = {{{', '.join(items)}}}")
+        self.dicts.append(name)
+        return 1
+
+    def _call(self, level: int, budget: int) -> int:
+        if not self.helpers:
+            return self._assign(level, budget)
+        helper = self.shape.choice(self.helpers)
+        name = self._new()
+        self._emit(level, f"{name} = {helper}({self._num()}, {self._text()}, {self._int()})")
+        self.nums.append(name)
+        return 1
+
+    def _comprehension(self, level: int, budget: int) -> int:
+        item = names.word(self.shape, 1) + "_" + str(self.shape.randrange(10))
+        source = self._list()
+        name = self._new()
+        self._emit(
+            level,
+            f"{name} = [{item} {self._op()} {self._int()} for {item} in {source} "
+            f"if {item} % {self.value.randrange(2, 10)}]",
+        )
+        self.lists.append(name)
+        return 1
+
+    def _swap(self, level: int, budget: int) -> int:
+        if len(self.nums) < 2:
+            return self._assign(level, budget)
+        first, second = self.shape.sample(self.nums, 2)
+        self._emit(
+            level,
+            f"{first}, {second} = {second} {self._op()} {self._int()}, "
+            f"{first} {self._op()} {self._int()}",
+        )
+        return 1
+
+    def _format(self, level: int, budget: int) -> int:
+        spec = self.value.choice(("04x", "06d", ">8", "x", "08b"))
+        name = self._new()
+        self._emit(level, f'{name} = f"{{{self._num()}:{spec}}}-{names.token(self.value)}"')
+        return 1
+
+    def _lookup(self, level: int, budget: int) -> int:
+        if not self.dicts:
+            return self._inline_dict(level, budget)
+        source = self.shape.choice(self.dicts)
+        fallback = self._num()
+        name = self._new()
+        self._emit(
+            level, f"{name} = {source}.get({self._text()}, {fallback}) {self._op()} {self._int()}"
+        )
+        self.nums.append(name)
+        return 1
+
+    def _store(self, level: int, budget: int) -> int:
+        if not self.dicts:
+            return self._inline_dict(level, budget)
+        target = self.shape.choice(self.dicts)
+        self._emit(level, f"{target}[{self._text()}] = {self._num()} {self._op()} {self._int()}")
+        return 1
+
+    def _append(self, level: int, budget: int) -> int:
+        if not self.lists:
+            return self._inline_list(level, budget)
+        target = self.shape.choice(self.lists)
+        self._emit(level, f"{target}.append({self._num()} {self._op()} {self._const()})")
+        return 1
+
+    def _comment(self, level: int, budget: int) -> int:
+        if self.comments >= _MAX_COMMENTS:
+            return self._assign(level, budget)
+        self.comments += 1
+        self._emit(level, f"# {phrase(self.value).lower()}")
+        return 1
+
+    # --- multi-line statements ----------------------------------------------------------
+
+    def _multiline_dict(self, level: int, budget: int) -> int:
+        entries = self._inner(budget - 2)
+        name = self._new()
+        self._emit(level, f"{name} = {{")
+        for _ in range(entries):
+            self._emit(level + 1, f"{self._text()}: {self._const()},")
+        self._emit(level, "}")
+        self.dicts.append(name)
+        return entries + 2
+
+    def _multiline_call(self, level: int, budget: int) -> int:
+        if not self.helpers:
+            return self._assign(level, budget)
+        helper = self.shape.choice(self.helpers)
+        name = self._new()
+        self._emit(level, f"{name} = {helper}(")
+        self._emit(level + 1, f"{self._num()}, {self._text()}, {self._const()},")
+        self._emit(level, ")")
+        self.nums.append(name)
+        return 3
+
+    def _if(self, level: int, budget: int) -> int:
+        body = self._inner(budget - 1)
+        self._emit(level, f"if {self._condition()}:")
+        self._fill(level + 1, body)
+        used = 1 + body
+        if budget - used >= 2 and self.shape.randrange(2):
+            other = self._inner(budget - used - 1, most=3)
+            self._emit(level, "else:")
+            self._fill(level + 1, other)
+            used += 1 + other
+        return used
+
+    def _for(self, level: int, budget: int) -> int:
+        body = self._inner(budget - 1)
+        loop = names.word(self.shape, 1) + "_" + names.token(self.shape)
+        if self.shape.randrange(2):
+            header = f"for {loop} in range({self.value.randrange(2, 40)}):"
+        else:
+            header = f"for {loop} in {self._list()}:"
+        self._emit(level, header)
+        self.nums.append(loop)
+        self._fill(level + 1, body)
+        return 1 + body
+
+    def _while(self, level: int, budget: int) -> int:
+        body = self._inner(budget - 2, most=3)
+        counter = self._num()
+        self._emit(level, f"while {counter} > {self._int()}:")
+        self._emit(level + 1, f"{counter} -= {self.value.randrange(1, 50)}")
+        self._fill(level + 1, body)
+        return 2 + body
+
+    def _try(self, level: int, budget: int) -> int:
+        body = self._inner(budget - 3, most=3)
+        handler = self._inner(budget - 2 - body, most=2)
+        self._emit(level, "try:")
+        self._fill(level + 1, body)
+        errors = self.value.choice(("KeyError", "ValueError", "(KeyError, IndexError)"))
+        self._emit(level, f"except {errors}:")
+        self._fill(level + 1, handler)
+        return 2 + body + handler

@@ -1,0 +1,121 @@
+"""The checked-in form of the novel corpora: one ``.py`` per size plus ``manifest.json``.
+
+The manifest is what other code reads (target names, positions, hashes) and what records
+the seeds, so ``check`` regenerates from the manifest's seeds: a seed rotation written by
+``generate --seeds`` stays verifiable without editing the module's defaults.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from needle_lib.paths import FIXTURES_DIR
+from needle_lib.recall.novel.corpus import (
+    CHARS_PER_TOKEN,
+    DEFAULT_SEEDS,
+    GENERATOR_VERSION,
+    NovelCorpus,
+    build_corpora,
+    validate_seeds,
+)
+
+NOVEL_DIR = FIXTURES_DIR / "novel"
+MANIFEST = "manifest.json"
+
+
+def manifest(seeds: tuple[int, int, int], corpora: tuple[NovelCorpus, ...]) -> dict[str, Any]:
+    """What the corpora are, in a form other modules can read without regenerating."""
+    return {
+        "generator": "needle_lib.recall.novel",
+        "generator_version": GENERATOR_VERSION,
+        "seeds": list(seeds),
+        "token_estimate": f"chars / {CHARS_PER_TOKEN}",
+        "corpora": {
+            corpus.name: {
+                "file": corpus.filename,
+                "nominal_tokens": corpus.nominal_tokens,
+                "chars": corpus.chars,
+                "est_tokens": corpus.est_tokens,
+                "lines": corpus.line_count,
+                "sha256": corpus.sha256,
+                "function_count": corpus.function_count,
+                "targets": [
+                    {
+                        "name": target.name,
+                        "decoy": target.decoy,
+                        "seed": target.seed,
+                        "def_line": target.def_line,
+                        "start_line": target.start_line,
+                        "body_lines": target.body_lines,
+                        "relative_position": corpus.relative_position(target),
+                    }
+                    for target in corpus.targets
+                ],
+            }
+            for corpus in corpora
+        },
+    }
+
+
+def render(seeds: tuple[int, int, int] = DEFAULT_SEEDS) -> dict[str, str]:
+    """File name → exact text, for every corpus file and the manifest."""
+    seeds = validate_seeds(seeds)
+    corpora = build_corpora(seeds)
+    files = {corpus.filename: corpus.text for corpus in corpora}
+    files[MANIFEST] = json.dumps(manifest(seeds, corpora), indent=2) + "\n"
+    return files
+
+
+def write(out_dir: Path, seeds: tuple[int, int, int] = DEFAULT_SEEDS) -> list[Path]:
+    """Generate and write every file; bytes, so no platform rewrites the newlines."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for filename, text in render(seeds).items():
+        path = out_dir / filename
+        path.write_bytes(text.encode("utf-8"))
+        written.append(path)
+    return written
+
+
+def check(directory: Path) -> list[str]:
+    """Regenerate from the manifest's seeds; one message per file that is missing or differs."""
+    manifest_path = directory / MANIFEST
+    try:
+        recorded = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return [f"{manifest_path}: missing (run `needle novel generate`)"]
+    except json.JSONDecodeError as exc:
+        return [f"{manifest_path}: invalid JSON: {exc}"]
+    try:
+        seeds = validate_seeds(recorded.get("seeds") if isinstance(recorded, dict) else None)
+    except ValueError as exc:
+        return [f"{manifest_path}: key 'seeds': {exc}"]
+    problems = []
+    version = recorded.get("generator_version")
+    if version != GENERATOR_VERSION:
+        problems.append(
+            f"{manifest_path}: generator_version {version!r}, but the generator is "
+            f"v{GENERATOR_VERSION}; regenerate with `needle novel generate`"
+        )
+    for filename, text in render(seeds).items():
+        path = directory / filename
+        if not path.is_file():
+            problems.append(f"{path}: missing")
+            continue
+        actual = path.read_bytes()
+        if actual != text.encode("utf-8"):
+            problems.append(
+                f"{path}: differs from the regenerated file {_first_difference(actual, text)}"
+            )
+    return problems
+
+
+def _first_difference(actual: bytes, expected: str) -> str:
+    have = actual.decode("utf-8", errors="replace").split("\n")
+    want = expected.split("\n")
+    for number, (a, b) in enumerate(zip(have, want, strict=False), start=1):
+        if a != b:
+            return f"at line {number}"
+    return f"in length ({len(have)} lines, expected {len(want)})"

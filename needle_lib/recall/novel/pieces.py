@@ -1,0 +1,209 @@
+"""The chunks a novel corpus is assembled from: seeded target/decoy pairs, helpers, fillers.
+
+A chunk is a run of whole lines ending in the two blank lines that separate top-level
+definitions, so the layout can place chunks by line count alone.
+
+Only the 18 targets have bodies of ``primary_lines = 48`` or more; decoys, helpers,
+distractor functions, classes and methods all stay below, so nothing else is ever eligible.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from needle_lib.recall.novel import names
+from needle_lib.recall.novel.code import (
+    BodyWriter,
+    constant,
+    int_literal,
+    phrase,
+    text_literal,
+    weighted,
+)
+
+TARGETS_PER_SEED = 6
+HELPERS_PER_SEED = 3
+TARGET_BODY_LINES = (50, 54)  # ≥ 48, so a 48-line window still has bonus lines after it
+DECOY_BODY_LINES = (10, 20)
+HELPER_BODY_LINES = (2, 5)
+MAX_FILLER_BODY = 40  # distractor bodies stay well under 48
+MAX_CLASS_LINES = 45  # a class's body (its lines after the header) stays under 48
+MAX_METHOD_COST = 16  # blank + def + body
+SEPARATOR = ("", "")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Whole lines (separator included) and how many ``def`` statements they hold."""
+
+    lines: tuple[str, ...]
+    functions: int
+
+
+@dataclass(frozen=True)
+class TargetPair:
+    """A target and its decoy, adjacent in one chunk; identical in every corpus size."""
+
+    seed: int
+    name: str
+    decoy: str
+    body_lines: int
+    chunk: Chunk
+    body_offset: int  # index in chunk.lines of the target's first body line
+
+
+@dataclass(frozen=True)
+class SeedGroup:
+    """Everything one seed contributes: its helpers and its six target pairs."""
+
+    seed: int
+    helper_names: tuple[str, ...]
+    helpers: tuple[Chunk, ...]
+    pairs: tuple[TargetPair, ...]
+
+    def names(self) -> list[str]:
+        """Every function name the group defines, in generation order."""
+        return [*self.helper_names, *(n for p in self.pairs for n in (p.name, p.decoy))]
+
+
+def _signature(name: str, params: list[str], defaults: dict[str, str]) -> str:
+    rendered = [f"{p}={defaults[p]}" if p in defaults else p for p in params]
+    return f"def {name}({', '.join(rendered)}):"
+
+
+def _params(rng: random.Random, count: int, first: tuple[str, ...] = ()) -> list[str]:
+    params = list(first)
+    while len(params) < len(first) + count:
+        candidate = names.local_name(rng)
+        if candidate not in params:
+            params.append(candidate)
+    return params
+
+
+def _function(
+    rng: random.Random, name: str, helpers: tuple[str, ...], body_lines: int
+) -> list[str]:
+    params = _params(rng, rng.randint(1, 3))
+    defaults = {params[-1]: str(rng.randrange(2, 500))} if rng.randrange(3) == 0 else {}
+    keyword = "async def" if rng.randrange(8) == 0 else "def"
+    header = _signature(name, params, defaults).replace("def", keyword, 1)
+    return [header, *BodyWriter(rng, rng, helpers, params).body(body_lines)]
+
+
+def seed_group(seed: int) -> SeedGroup:
+    """Generate one seed's helpers and target/decoy pairs from ``random.Random(seed)`` alone."""
+    rng = random.Random(seed)
+    registry = names.NameRegistry()
+    helper_names = tuple(registry.claim(rng, names.function_name) for _ in range(HELPERS_PER_SEED))
+    helpers = []
+    for helper in helper_names:
+        params = _params(rng, 3)
+        header = _signature(helper, params, {params[2]: str(rng.randrange(2, 100))})
+        body = BodyWriter(rng, rng, (), params).body(rng.randint(*HELPER_BODY_LINES))
+        helpers.append(Chunk((header, *body, *SEPARATOR), 1))
+    pairs = tuple(_target_pair(rng, registry, seed, helper_names) for _ in range(TARGETS_PER_SEED))
+    return SeedGroup(seed, helper_names, tuple(helpers), pairs)
+
+
+def _decoy_name(rng: random.Random, stem: str, number: int) -> str:
+    """A near miss of ``stem_number``: a neighbouring number, or the underscore dropped."""
+    return rng.choice((f"{stem}_{number + 1}", f"{stem}_{number - 1}", f"{stem}{number}"))
+
+
+def _target_pair(
+    rng: random.Random, registry: names.NameRegistry, seed: int, helpers: tuple[str, ...]
+) -> TargetPair:
+    while True:
+        stem, number = names.function_stem(rng), rng.randrange(2, 98)
+        name, decoy = f"{stem}_{number}", _decoy_name(rng, stem, number)
+        if name not in registry and decoy not in registry:
+            registry.reserve(name)
+            registry.reserve(decoy)
+            break
+    params = _params(rng, rng.randint(2, 4))
+    defaults = {params[-1]: str(rng.randrange(2, 1000))} if rng.randrange(2) else {}
+    shape_seed, value_seed, decoy_value_seed = (rng.getrandbits(64) for _ in range(3))
+    target_body = BodyWriter(
+        random.Random(shape_seed), random.Random(value_seed), helpers, params
+    ).body(rng.randint(*TARGET_BODY_LINES))
+    # Same shape stream, different values: the decoy opens like its target.
+    decoy_body = BodyWriter(
+        random.Random(shape_seed), random.Random(decoy_value_seed), helpers, params
+    ).body(rng.randint(*DECOY_BODY_LINES))
+    target = [_signature(name, params, defaults), *target_body, *SEPARATOR]
+    decoy_lines = [_signature(decoy, params, defaults), *decoy_body, *SEPARATOR]
+    decoy_first = rng.randrange(2) == 0
+    lines = decoy_lines + target if decoy_first else target + decoy_lines
+    offset = len(decoy_lines) + 1 if decoy_first else 1
+    return TargetPair(seed, name, decoy, len(target_body), Chunk(tuple(lines), 2), offset)
+
+
+class FillerWriter:
+    """Distractor chunks of an exact line count: functions, classes, module constants."""
+
+    def __init__(
+        self, rng: random.Random, registry: names.NameRegistry, helpers: tuple[str, ...]
+    ) -> None:
+        self.rng = rng
+        self.registry = registry
+        self.helpers = helpers
+
+    def chunk(self, n_lines: int) -> Chunk:
+        """One chunk of exactly ``n_lines`` lines (separator included)."""
+        kinds: list[tuple[int, str]] = []
+        if 3 <= n_lines <= 10:
+            kinds.append((1, "constants"))
+        if 4 <= n_lines <= MAX_FILLER_BODY + 3:
+            kinds.append((5, "function"))
+        if 8 <= n_lines <= MAX_CLASS_LINES + 2:
+            kinds.append((2, "class"))
+        if not kinds:
+            return Chunk(("",) * n_lines, 0)
+        kind = weighted(self.rng, kinds)
+        if kind == "constants":
+            return self._constants(n_lines - len(SEPARATOR))
+        if kind == "function":
+            name = self.registry.claim(self.rng, names.function_name)
+            lines = _function(self.rng, name, self.helpers, n_lines - 1 - len(SEPARATOR))
+            return Chunk((*lines, *SEPARATOR), 1)
+        return self._class(n_lines - len(SEPARATOR))
+
+    def _constants(self, count: int) -> Chunk:
+        rng = self.rng
+        lines = []
+        for _ in range(count):
+            name = self.registry.claim(rng, names.constant_name)
+            if rng.randrange(3) == 0:
+                value = f"({int_literal(rng)}, {int_literal(rng)}, {constant(rng)})"
+            else:
+                value = constant(rng) if rng.randrange(3) else text_literal(rng)
+            lines.append(f"{name} = {value}")
+        return Chunk((*lines, *SEPARATOR), 0)
+
+    def _class(self, total: int) -> Chunk:
+        """``total`` lines: header, docstring, a few attributes, then blank-separated methods."""
+        rng = self.rng
+        lines = [f"class {self.registry.claim(rng, names.class_name)}:"]
+        lines.append(f'    """{phrase(rng)}."""')
+        for _ in range(rng.randint(0, min(2, total - 5))):
+            lines.append(f"    {self.registry.claim(rng, names.local_name)} = {constant(rng)}")
+        remaining = total - len(lines)
+        methods = 0
+        while remaining > 0:
+            if remaining <= MAX_METHOD_COST:
+                cost = remaining
+            else:
+                cost = rng.randint(3, min(MAX_METHOD_COST, remaining - 3))
+            name = self.registry.claim(rng, names.function_name)
+            lines.append("")
+            lines.extend(_method(rng, name, self.helpers, cost - 2))
+            remaining -= cost
+            methods += 1
+        return Chunk((*lines, *SEPARATOR), methods)
+
+
+def _method(rng: random.Random, name: str, helpers: tuple[str, ...], body_lines: int) -> list[str]:
+    params = _params(rng, rng.randint(1, 2), first=("self",))
+    body = BodyWriter(rng, rng, helpers, params[1:]).body(body_lines, 2)
+    return ["    " + _signature(name, params, {}), *body]
