@@ -1,0 +1,71 @@
+"""The Needle pytest plugin: options, case collection, fixtures, and the controller.
+
+Workers (or the single process without xdist) collect cases and run them; fixtures send
+requests, test bodies score and record. Only the controller process turns records into
+dumps, summaries and gates, so dumps are written by one writer however many workers run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from needle_lib.console import force_utf8_streams
+from needle_lib.plugin.controller import Controller
+from needle_lib.plugin.fixtures import recall_answer, recall_client_pool, scorecard
+from needle_lib.plugin.options import add_options
+from needle_lib.plugin.resume import check_resume
+from needle_lib.plugin.runstate import RunState
+from needle_lib.plugin.session import COLOR_KEY, RUN_DIR_KEY, recall_plan, state_key, use_color
+
+__all__ = ["recall_answer", "recall_client_pool", "scorecard"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    force_utf8_streams()
+    config.addinivalue_line("markers", "needle_recall: a positional-recall case")
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        run_dir = Path(tempfile.mkdtemp(prefix="needle-run-"))
+        config.stash[state_key] = RunState(run_dir)
+        config.pluginmanager.register(Controller(config, run_dir), "needle-controller")
+    else:
+        config.stash[state_key] = RunState(Path(workerinput[RUN_DIR_KEY]))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """xdist: hand each worker the shared run directory and the colour decision."""
+    node.workerinput[RUN_DIR_KEY] = str(node.config.stash[state_key].path.parent)
+    node.workerinput[COLOR_KEY] = use_color(node.config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(state_key, None)
+    if state is None:
+        return
+    state.close()
+    if not hasattr(config, "workerinput"):
+        shutil.rmtree(state.path.parent, ignore_errors=True)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "recall_case" not in metafunc.fixturenames:
+        return
+    plan = recall_plan(metafunc.config)
+    check_resume(metafunc.config, plan)
+    metafunc.parametrize(
+        "recall_case",
+        [
+            pytest.param(case, id=case.id,
+                         marks=[pytest.mark.needle_recall, pytest.mark.xdist_group(case.pair)])
+            for case in plan.cases
+        ],
+    )

@@ -16,8 +16,6 @@ import tokenize
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import esprima
-
 from needle_lib.recall.corpus import Corpus, split_lines
 
 EXTRACTOR_VERSION = "1"
@@ -73,7 +71,7 @@ def parse_corpus(corpus: Corpus) -> ParsedCorpus:
         parse = _parse_python if corpus.language == "python" else _parse_javascript
         try:
             found, prose = parse(source)
-        except (SyntaxError, esprima.Error) as exc:
+        except SyntaxError as exc:
             raise ExtractionError(f"{file.path}: cannot parse: {exc}") from None
         for line, kind in prose.items():
             if kinds[offset + line - 1] != BLANK:
@@ -145,7 +143,14 @@ _FUNCTION_TYPES = ("FunctionExpression", "ArrowFunctionExpression")
 
 
 def _parse_javascript(source: str) -> tuple[list[tuple[str, int, int, int]], dict[int, str]]:
-    tree = esprima.parseScript(source, {"loc": True, "range": True, "comment": True})
+    # Imported here: esprima builds Unicode tables at import (~1 s), which every pytest
+    # collection would pay even when the parse comes from the cache.
+    import esprima
+
+    try:
+        tree = esprima.parseScript(source, {"loc": True, "range": True, "comment": True})
+    except esprima.Error as exc:
+        raise SyntaxError(str(exc)) from None
     found: list[tuple[str, int, int, int]] = []
     named_bodies: set[int] = set()
 

@@ -16,6 +16,7 @@ Any change to these rules must bump ``SCORER_VERSION``.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
@@ -158,7 +159,7 @@ def _reindented_pairs(
     """Within each gap between aligned lines, pair unmatched lines equal up to indentation."""
     found: list[tuple[int, int]] = []
     bounds = [(-1, -1), *pairs, (len(answer), len(window))]
-    for (a0, w0), (a1, w1) in zip(bounds, bounds[1:], strict=False):
+    for (a0, w0), (a1, w1) in itertools.pairwise(bounds):
         gap_a = [i for i in range(a0 + 1, a1) if answer[i].strip()]
         gap_w = [j for j in range(w0 + 1, w1) if window[j].strip()]
         if not gap_a or not gap_w:

@@ -1,0 +1,23 @@
+"""Positional recall: reproduce the first N body lines of a named function, verbatim.
+
+Cases are collected from ``configs/corpora`` × sampled targets × ``--model`` (ids like
+``test_recall[jquery-val-qwen36-35b]``). The request is sent by the ``recall_answer``
+fixture, so a server failure is an ERROR; the verdict is decided here, so a recall miss is
+a FAILED with the coloured line diff as its message.
+"""
+
+import pytest
+
+from needle_lib.recall.results import score_fields
+from needle_lib.report.terminal import explain_case
+
+
+def test_recall(recall_case, recall_answer, scorecard):
+    score = recall_case.score(recall_answer.content)
+    scorecard.update_case(**score_fields(score))
+    diff = [line.to_json() for line in score.diff]
+    scorecard.set_detail("diff", diff)
+    if score.scored == 0:
+        pytest.skip("no scoreable lines in this window under the current scoring policy")
+    if not score.passed:
+        pytest.fail(explain_case(scorecard.case, diff, color=scorecard.color), pytrace=False)

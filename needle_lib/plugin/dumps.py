@@ -1,0 +1,56 @@
+"""Controller-side recall dumps: merge case records, rewrite the dump after every case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from needle_lib.jsonio import read_json, write_json_atomic
+from needle_lib.recall.results import FAILED, PASSED, finalize, new_dump
+
+
+class RecallDumps:
+    """One dump per (corpus, model), owned by the controller process only."""
+
+    def __init__(self, results_dir: Path, dump_path: Path | None, resume: bool) -> None:
+        self.results_dir = results_dir
+        self.dump_path = dump_path
+        self.resume = resume
+        self.dumps: dict[str, dict[str, Any]] = {}
+        self.paths: dict[str, Path] = {}
+
+    def path_for(self, pair: str) -> Path:
+        if self.dump_path is not None:
+            return self.dump_path
+        return self.results_dir / f"{pair}.json"
+
+    def _open(self, record: dict[str, Any]) -> dict[str, Any]:
+        pair = record["pair"]
+        if pair in self.dumps:
+            return self.dumps[pair]
+        path = self.path_for(pair)
+        dump = new_dump(record["header"])
+        if self.resume and path.is_file():
+            previous = read_json(path)
+            # Provenance was checked at collection; keep the cases that were scored.
+            kept = [c for c in previous.get("cases", []) if c["outcome"] in (PASSED, FAILED)]
+            dump["cases"] = kept
+            dump["resumed_from"] = {"cases_kept": len(kept)}
+        self.dumps[pair] = dump
+        self.paths[pair] = path
+        return dump
+
+    def add(self, record: dict[str, Any], outcome: str) -> None:
+        dump = self._open(record)
+        case = dict(record["case"])
+        case["outcome"] = outcome
+        cases = [c for c in dump["cases"] if c["case_id"] != case["case_id"]]
+        cases.append(case)
+        cases.sort(key=lambda c: (c["start_line"], c["case_id"]))
+        dump["cases"] = cases
+        write_json_atomic(self.paths[record["pair"]], finalize(dump, in_progress=True))
+
+    def finish(self) -> list[dict[str, Any]]:
+        for pair, dump in self.dumps.items():
+            write_json_atomic(self.paths[pair], finalize(dump, in_progress=False))
+        return list(self.dumps.values())

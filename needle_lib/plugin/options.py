@@ -1,0 +1,47 @@
+"""Command-line options of ``pytest evals``: shared run options first, then per benchmark."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def add_options(parser: pytest.Parser) -> None:
+    run = parser.getgroup("needle", "Needle evaluation runs")
+    run.addoption("--notes", default="", help="free text recorded in every dump (server, quant…)")
+    run.addoption("--results-dir", default=None, help="where dumps go (default: results/)")
+    run.addoption("--dump", default=None, help="dump path for a single (corpus, model) run")
+    run.addoption("--no-color", action="store_true", default=False,
+                  help="never colour diffs (pytest's --color=yes forces colour)")
+    run.addoption("--sample", type=int, default=None, help="how many targets/queries to sample")
+    run.addoption("--seed", type=int, default=None, help="sampling seed")
+    run.addoption("--resume", action="store_true", default=False,
+                  help="reuse scored cases of existing dumps with the same provenance")
+    run.addoption("--max-consecutive-errors", type=int, default=2,
+                  help="fail-fast: skip a model's remaining cases after N consecutive "
+                       "infrastructure errors (0 = never)")
+
+    recall = parser.getgroup("needle-recall", "Needle positional recall")
+    recall.addoption("--model", action="append", default=[],
+                     help="model config name, config path or raw model id (repeatable)")
+    recall.addoption("--corpus", action="append", default=[],
+                     help="corpus config name (repeatable; default: every configured corpus)")
+    recall.addoption("--base-url", default=None, help="override the model's server URL")
+    recall.addoption("--api-key", default=None, help="override the model's API key")
+    recall.addoption("--max-tokens", type=int, default=None)
+    recall.addoption("--temperature", type=float, default=None)
+    recall.addoption("--timeout", type=float, default=None, help="per-request timeout (s)")
+    recall.addoption("--think", action="store_true", default=False,
+                     help="leave chain-of-thought on (undo suppress_thinking/prefill_no_think)")
+    recall.addoption("--function", action="append", default=[],
+                     help="ask about these functions only (repeatable; skips sampling)")
+    recall.addoption("--file", default=None, help="single-file mode: a source file, no config")
+    recall.addoption("--min-code-lines", type=int, default=None,
+                     help="drop targets with fewer code lines in their window")
+    recall.addoption("--relax-indent", action="store_const", const=True, dest="relax_indent",
+                     default=None, help="score content, ignoring leading whitespace")
+    recall.addoption("--strict-indent", action="store_const", const=False, dest="relax_indent",
+                     help="score verbatim (the default)")
+    recall.addoption("--no-comments", action="store_const", const=False, dest="count_comments",
+                     default=None, help="score code lines only")
+    recall.addoption("--count-comments", action="store_const", const=True,
+                     dest="count_comments", help="comments and docstrings earn credit (default)")

@@ -1,0 +1,243 @@
+"""Recall cases: what ``pytest evals`` asks (corpus × target × model) and how it asks.
+
+The plan is built once per process from the command line and the configs; parsed corpora
+come from the on-disk cache, so collection in every xdist worker stays cheap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from needle_lib.llm import ChatResult, LLMError, ModelConfig, make_chat_client, resolve_model
+from needle_lib.llm.client import ChatClient
+from needle_lib.provenance import package_info
+from needle_lib.recall.corpus import (
+    CorpusConfig,
+    ScoringPolicy,
+    configured_corpus_names,
+    resolve_corpus,
+    single_file_config,
+)
+from needle_lib.recall.prompt import build_messages
+from needle_lib.recall.reference import reference_answer
+from needle_lib.recall.score import Score, score_answer
+from needle_lib.recall.suite import RecallSuite, load_suite
+from needle_lib.recall.targets import Target
+from needle_lib.tomlconf import ConfigError
+
+DEFAULT_MODEL = "reference"
+REFERENCE_NOTE = (
+    "no --model given: running the built-in `reference` model (a perfect-recall oracle, "
+    "served in-process). Point at a real server with --model NAME [--base-url "
+    "http://localhost:1234]."
+)
+
+
+@dataclass(frozen=True)
+class RecallCase:
+    suite: RecallSuite
+    target: Target
+    model: ModelConfig
+    scoring: ScoringPolicy
+    no_think: bool
+
+    @property
+    def corpus_name(self) -> str:
+        return self.suite.config.name
+
+    @property
+    def pair(self) -> str:
+        """The dump key: one dump per (corpus, model)."""
+        return f"{self.corpus_name}__{self.model.key}"
+
+    @property
+    def id(self) -> str:
+        return f"{self.corpus_name}-{self.target.case_id}-{self.model.key}"
+
+    def messages(self) -> list[dict]:
+        return build_messages(self.suite.corpus, self.target, no_think=self.no_think)
+
+    def score(self, content: str) -> Score:
+        expected, kinds, bonus = self.suite.expected(self.target)
+        return score_answer(content, expected, kinds, bonus, self.scoring)
+
+    def case_fields(self) -> dict[str, Any]:
+        function = self.target.function
+        return {
+            "function": self.target.name,
+            "case_id": self.target.case_id,
+            "file": function.file,
+            "start_line": self.target.start_line,
+            "signature": function.signature,
+        }
+
+
+@dataclass
+class RecallPlan:
+    suites: list[RecallSuite]
+    models: list[ModelConfig]
+    scoring: dict[str, ScoringPolicy]
+    no_think: dict[str, bool]
+    notes: str
+    functions: list[str]
+    messages: list[str] = field(default_factory=list)
+
+    @cached_property
+    def cases(self) -> list[RecallCase]:
+        return [
+            RecallCase(suite, target, model, self.scoring[suite.config.name],
+                       self.no_think[model.key])
+            for suite in self.suites
+            for model in self.models
+            for target in suite.targets
+        ]
+
+    def messages_for(self, case: RecallCase) -> list[str]:
+        """Notes to print once at the end of a run that included ``case``."""
+        excluded = case.suite.target_set.exclusion_message()
+        return self.messages + ([f"{case.corpus_name}: {excluded}"] if excluded else [])
+
+    def header(self, case: RecallCase) -> dict[str, Any]:
+        """The dump header of ``case``'s (corpus, model) pair."""
+        suite = case.suite
+        policy = suite.config.sample
+        return {
+            "corpus": {**suite.corpus.describe(), "config": suite.config.source},
+            "model": {
+                "key": case.model.key,
+                "name": case.model.name,
+                "label": case.model.label,
+                "request": case.model.request_shape(),
+                "no_think_suffix": case.no_think,
+            },
+            "sampling": {
+                "k": policy.k,
+                "seed": policy.seed,
+                "primary_lines": policy.primary_lines,
+                "min_code_lines": policy.min_code_lines,
+                "functions": self.functions,
+                "eligible": len(suite.target_set.eligible),
+                "excluded": sorted({f.name for f in suite.target_set.excluded}),
+            },
+            "scoring": {
+                "count_comments": case.scoring.count_comments,
+                "relax_indent": case.scoring.relax_indent,
+            },
+            "notes": self.notes,
+            "package": package_info(),
+            "expected_cases": len(suite.targets),
+        }
+
+
+def _corpus_configs(config: pytest.Config) -> list[CorpusConfig]:
+    file = config.getoption("file")
+    if file:
+        return [single_file_config(file)]
+    names = config.getoption("corpus") or configured_corpus_names()
+    return [resolve_corpus(name) for name in names]
+
+
+def build_plan(config: pytest.Config) -> RecallPlan:
+    """Resolve corpora, sampling, scoring and models from the configs and the options."""
+    opt = config.getoption
+    suites: list[RecallSuite] = []
+    scoring: dict[str, ScoringPolicy] = {}
+    misses: list[str] = []
+    functions = list(opt("function"))
+    for corpus_config in _corpus_configs(config):
+        base = corpus_config.sample
+        sample = replace(
+            base,
+            k=opt("sample") if opt("sample") is not None else base.k,
+            seed=opt("seed") if opt("seed") is not None else base.seed,
+            min_code_lines=(
+                opt("min_code_lines") if opt("min_code_lines") is not None
+                else base.min_code_lines
+            ),
+        )
+        try:
+            suite = load_suite(corpus_config, sample=sample, functions=functions or None)
+        except LookupError as exc:
+            misses.append(f"{corpus_config.name}: {exc.args[0]}")
+            continue
+        suites.append(suite)
+        policy = corpus_config.scoring
+        scoring[corpus_config.name] = ScoringPolicy(
+            count_comments=(
+                opt("count_comments") if opt("count_comments") is not None
+                else policy.count_comments
+            ),
+            relax_indent=(
+                opt("relax_indent") if opt("relax_indent") is not None else policy.relax_indent
+            ),
+        )
+    if functions and not suites:
+        raise ConfigError("; ".join(misses))
+    overrides = {
+        key: value
+        for key, value in {
+            "base_url": opt("base_url"),
+            "api_key": opt("api_key"),
+            "max_tokens": opt("max_tokens"),
+            "temperature": opt("temperature"),
+            "timeout": opt("timeout"),
+        }.items()
+        if value is not None
+    }
+    if opt("think"):
+        overrides["think"] = True
+    names = opt("model") or [DEFAULT_MODEL]
+    models = [resolve_model(name, overrides) for name in names]
+    messages = [REFERENCE_NOTE] if not opt("model") else []
+    messages += [m.note for m in models if m.note]
+    return RecallPlan(
+        suites=suites,
+        models=models,
+        scoring=scoring,
+        no_think={m.key: m.suppress_thinking for m in models},
+        notes=opt("notes"),
+        functions=functions,
+        messages=messages,
+    )
+
+
+class RecallClients:
+    """One chat client per model per process, closed at session end."""
+
+    def __init__(self) -> None:
+        self._clients: dict[str, ChatClient] = {}
+
+    def get(self, model: ModelConfig) -> ChatClient:
+        if model.key not in self._clients:
+            self._clients[model.key] = make_chat_client(model, answer=reference_answer)
+        return self._clients[model.key]
+
+    def close(self) -> None:
+        for client in self._clients.values():
+            client.close()
+        self._clients.clear()
+
+
+def ask(client: ChatClient, case: RecallCase) -> ChatResult:
+    messages = case.messages()
+    return client.complete(messages, prompt_chars=sum(len(m["content"]) for m in messages))
+
+
+def preflight(client: ChatClient, case: RecallCase) -> str | None:
+    """A cheap request with the real prompt shape; the error text when it fails."""
+    try:
+        messages = case.messages()
+        client.complete(messages, max_tokens=16,
+                        prompt_chars=sum(len(m["content"]) for m in messages))
+    except (LLMError, ConfigError) as exc:
+        return f"preflight for {case.pair} failed: {exc}"
+    return None
+
+
+def result_path(results_dir: Path, pair: str) -> Path:
+    return results_dir / f"{pair}.json"

@@ -1,0 +1,51 @@
+"""State shared by every process of one pytest run (xdist workers included), in SQLite.
+
+Fail-fast and preflight are decisions about a *model* or a (corpus, model) pair, not about
+a worker: when one worker finds a server down, the others must stop asking it too. SQLite
+in a per-run directory gives every worker the same view with real locking.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS errors (model TEXT PRIMARY KEY, consecutive INTEGER, last TEXT);
+CREATE TABLE IF NOT EXISTS preflight (pair TEXT PRIMARY KEY, error TEXT);
+"""
+
+
+class RunState:
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / "runstate.sqlite3"
+        self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def consecutive_errors(self, model: str) -> tuple[int, str]:
+        row = self._db.execute(
+            "SELECT consecutive, last FROM errors WHERE model = ?", (model,)
+        ).fetchone()
+        return (row[0], row[1]) if row else (0, "")
+
+    def note_error(self, model: str, message: str) -> None:
+        self._db.execute(
+            "INSERT INTO errors VALUES (?, 1, ?) ON CONFLICT(model) DO UPDATE "
+            "SET consecutive = consecutive + 1, last = excluded.last",
+            (model, message),
+        )
+
+    def note_success(self, model: str) -> None:
+        self._db.execute("DELETE FROM errors WHERE model = ?", (model,))
+
+    def preflight(self, pair: str) -> tuple[bool, str | None]:
+        """(done, error message or None)."""
+        row = self._db.execute("SELECT error FROM preflight WHERE pair = ?", (pair,)).fetchone()
+        return (True, row[0]) if row else (False, None)
+
+    def set_preflight(self, pair: str, error: str | None) -> None:
+        self._db.execute("INSERT OR REPLACE INTO preflight VALUES (?, ?)", (pair, error))

@@ -1,0 +1,53 @@
+"""Per-process session objects of the plugin, kept in ``config.stash``."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from needle_lib.console import want_color
+from needle_lib.plugin.recall import RecallPlan, build_plan
+from needle_lib.plugin.runstate import RunState
+from needle_lib.tomlconf import ConfigError
+
+RUN_DIR_KEY = "needle_run_dir"
+plan_key = pytest.StashKey[RecallPlan]()
+state_key = pytest.StashKey[RunState]()
+
+
+def recall_plan(config: pytest.Config) -> RecallPlan:
+    """The run's recall plan, built once per process; config errors become usage errors."""
+    if plan_key not in config.stash:
+        try:
+            config.stash[plan_key] = build_plan(config)
+        except (ConfigError, LookupError, ValueError) as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[plan_key]
+
+
+def run_state(config: pytest.Config) -> RunState:
+    return config.stash[state_key]
+
+
+COLOR_KEY = "needle_color"
+color_key = pytest.StashKey[bool]()
+
+
+def decide_color(config: pytest.Config) -> bool:
+    """The controller decides once (its stdout is the user's terminal) and tells workers."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return bool(workerinput.get(COLOR_KEY, False))
+    flag = None
+    if config.getoption("no_color"):
+        flag = False
+    elif config.getoption("color") in ("yes", "no"):
+        flag = config.getoption("color") == "yes"
+    return want_color(sys.stdout, flag)
+
+
+def use_color(config: pytest.Config) -> bool:
+    if color_key not in config.stash:
+        config.stash[color_key] = decide_color(config)
+    return config.stash[color_key]

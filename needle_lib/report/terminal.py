@@ -1,0 +1,97 @@
+"""ANSI renderings: a case's line diff and the per-run summary table.
+
+Colours follow the seed tool's video: matched gray, missing orange, hallucinated yellow,
+bonus cyan, ineligible dim; re-indented lines are labelled as such, because they are
+neither missing content nor invented content. Every line also carries a text marker, so
+the diff reads the same without colour (logs, CI).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+RESET = "\x1b[0m"
+STYLES = {
+    "matched": ("  ", "\x1b[90m"),
+    "missing": ("- ", "\x1b[38;5;208m"),
+    "hallucinated": ("+ ", "\x1b[33m"),
+    "reindented": ("~ ", "\x1b[35m"),
+    "bonus": ("» ", "\x1b[36m"),
+    "ineligible": ("· ", "\x1b[2m"),
+}
+LEGEND = (
+    "legend: '  ' matched · '- ' missing · '+ ' hallucinated · '~ ' reindented · '» ' bonus"
+    " · '· ' not scored"
+)
+
+
+def paint(text: str, style: str, color: bool) -> str:
+    return f"{style}{text}{RESET}" if color and style else text
+
+
+def render_diff(diff: Iterable[Sequence[str]], *, color: bool) -> str:
+    out = []
+    for status, text, *_ in diff:
+        marker, style = STYLES[status]
+        label = "   (reindented)" if status == "reindented" else ""
+        out.append(paint(f"{marker}{text}{label}", style, color))
+    return "\n".join(out)
+
+
+def case_headline(case: dict[str, Any]) -> str:
+    verdict = "PASS" if case.get("passed") else "FAIL"
+    pct = f"{100 * case['ratio']:.0f}%" if case.get("scored") else "n/a"
+    return (
+        f"=== {case['function']}  [{verdict}]  matched={case['matched']}/{case['scored']} ({pct})"
+        f"  hallucinated={case['hallucinated']}  reindented={case['reindented']}"
+        f"  bonus={case['bonus']} ==="
+    )
+
+
+def composition_line(composition: dict[str, Any]) -> str:
+    code, prose = composition["code"], composition["prose"]
+    return (
+        f"composition: code {code['matched']}/{code['total']} · prose "
+        f"{prose['matched']}/{prose['total']} · {composition['blank_skipped']} blank skipped"
+    )
+
+
+def explain_case(case: dict[str, Any], diff: Iterable[Sequence[str]], *, color: bool) -> str:
+    """The failure message of a recall case: headline, composition, coloured diff."""
+    return "\n".join(
+        [
+            case_headline(case),
+            "  " + composition_line(case["composition"]),
+            "  " + LEGEND,
+            render_diff(diff, color=color),
+        ]
+    )
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}%"
+
+
+def summary_table(dumps: Sequence[dict[str, Any]], *, color: bool) -> str:
+    """One row per (corpus, model) dump."""
+    header = (
+        f"{'corpus':<14} {'model':<22} {'cases':>5} {'pass':>5} {'fail':>5} {'err':>4} "
+        f"{'skip':>5} {'matched':>9} {'pass rate':>9} {'halluc':>6} {'reind':>6} {'bonus':>6}"
+        f"  status"
+    )
+    rows = [header, "-" * len(header)]
+    for dump in dumps:
+        s = dump["summary"]
+        status = "ok"
+        if not dump["valid"]:
+            status = paint("INVALID (errors)", "\x1b[31m", color)
+        elif not dump["complete"]:
+            status = paint("⚠ INCOMPLETE", "\x1b[33m", color)
+        rows.append(
+            f"{dump['corpus']['name']:<14} {dump['model']['key']:<22} {s['cases']:>5} "
+            f"{s['passed']:>5} {s['failed']:>5} {s['errors']:>4} {s['skipped']:>5} "
+            f"{_pct(s['matched_pct']):>9} {_pct(s['pass_rate']):>9} {s['hallucinated']:>6} "
+            f"{s['reindented']:>6} {s['bonus']:>6}  {status}"
+        )
+    return "\n".join(rows)
