@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import ir_measures
 import pytest
@@ -76,7 +77,8 @@ def test_nothing_relevant_excludes_the_query_from_means() -> None:
 
 
 def test_invalid_rating_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="rating 5 is not a Needs Met rating"):
+    expected = re.escape("engine 'a', url 'https://x.com': rating 5 is not")
+    with pytest.raises(ValueError, match=expected):
         query_ndcg({"a": [RatedResult("https://x.com", 5)]})
 
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 import respx
 
-from needle_lib.search import RetryPolicy, make_engine
+from needle_lib.search import RetryPolicy, SearchClient, make_engine
 
 URL = "https://api.exa.ai/search"
 KEY = "exa-SECRET-key"
@@ -81,8 +81,15 @@ def test_retry_policy_rejects_zero_attempts() -> None:
         RetryPolicy(max_attempts=0)
 
 
+async def test_outcome_unpacks_like_a_tuple() -> None:
+    outcome, *_ = await _run([OK])
+    results, error, latency = outcome
+    assert (results, error, latency) == (outcome.results, None, outcome.latency_s)
+
+
 def test_repr_never_shows_the_key() -> None:
     client = make_engine("exa", env={"EXA_API_KEY": KEY})
+    assert isinstance(client, SearchClient)
     assert KEY not in repr(client)
     assert "key=set" in repr(client)
 

@@ -71,7 +71,11 @@ def pooled_ratings(rankings: Mapping[str, Sequence[RatedResult]]) -> dict[str, i
         if engine == ULTIMATE:
             continue
         for result in results:
-            gain(result.rating)
+            if result.rating not in GAINS:
+                raise ValueError(
+                    f"engine {engine!r}, url {result.url!r}: rating {result.rating!r} "
+                    "is not a Needs Met rating (0..4)"
+                )
             key = normalize_url(result.url)
             pool[key] = max(pool.get(key, result.rating), result.rating)
     return pool

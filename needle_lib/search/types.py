@@ -6,8 +6,9 @@ went wrong, so one flaky engine never aborts a benchmark run and reports can lis
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,10 @@ class SearchOutcome:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def __iter__(self) -> Iterator[Any]:
+        """Unpacks as ``results, error, latency_s`` for callers that prefer a tuple."""
+        return iter((self.results, self.error, self.latency_s))
 
 
 @runtime_checkable
