@@ -34,7 +34,7 @@ _MAX_REFINEMENTS = 8
 _REFERENCE_CHARS_PER_LINE = 40
 
 
-def target_fractions(slots: list[TargetPair], header_lines: int) -> tuple[Fraction, ...]:
+def _target_fractions(slots: list[TargetPair], header_lines: int) -> tuple[Fraction, ...]:
     """Where each target's first body line sits, as a fraction of its file's line count.
 
     The fractions come from a reference layout of the smallest size: header, then the target
@@ -183,7 +183,7 @@ def _assemble(
     layout.add(_header(name, seeds))
     footer = f"# end of {name}"
     placements = []
-    fractions = target_fractions(slots, len(layout.lines))
+    fractions = _target_fractions(slots, len(layout.lines))
     for pair, fraction in zip(slots, fractions, strict=True):
         start = round(fraction * line_count)
         gap = start - (len(layout.lines) + pair.body_offset + 1)
@@ -197,7 +197,10 @@ def _assemble(
             Placement(pair.name, pair.decoy, pair.seed, start - 1, start, pair.body_lines)
         )
         layout.add(pair.chunk)
-    layout.fill(line_count - len(layout.lines) - 1)
+    tail = line_count - len(layout.lines) - 1
+    if tail < 0:
+        raise ValueError(f"{name}: the last target overruns {line_count} lines by {-tail}")
+    layout.fill(tail)
     if layout.pending:
         raise ValueError(f"{name}: no room left for {len(layout.pending)} helper function(s)")
     layout.lines.append(footer)
