@@ -1,0 +1,1 @@
+"""Loopback test doubles with real sockets, for tests, benchmarks and smoke checks."""

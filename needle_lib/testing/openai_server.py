@@ -1,0 +1,142 @@
+"""A loopback OpenAI-compatible chat server with scriptable behaviour.
+
+It speaks real HTTP on 127.0.0.1, so tests and benchmarks exercise the same client path as
+a run against LM Studio or llama.cpp. Behaviours cover what real servers do to a harness:
+answer right, answer wrong, re-indent everything, fail with 500, answer with an HTML page
+or broken JSON, and take time (``latency``) with a bounded number of ``slots``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from needle_lib.recall.reference import reference_answer
+
+Behaviour = Callable[[list[dict]], str]
+
+BEHAVIOURS: dict[str, Behaviour] = {
+    "perfect": reference_answer,
+    "wrong": lambda messages: "\n".join(f"x{i} = {i}" for i in range(20)),
+    "reindent": lambda messages: "\n".join(
+        "  " + line.strip() if line.strip() else line
+        for line in reference_answer(messages).split("\n")
+    ),
+}
+FAILURES = {
+    "http500": (500, "application/json", b'{"error": {"message": "internal error"}}'),
+    "html": (200, "text/html", b"<!DOCTYPE html><html><body><h1>Welcome</h1></body></html>"),
+    "broken-json": (200, "application/json", b'{"choices": [{"message": {"content": "a'),
+}
+
+
+@dataclass
+class ServerStats:
+    requests: int = 0
+    max_tokens_seen: list[int] = field(default_factory=list)
+    auth_headers: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class FakeOpenAIServer:
+    """``with FakeOpenAIServer("perfect") as server: server.url``."""
+
+    def __init__(self, behaviour: str = "perfect", *, latency: float = 0.0,
+                 slots: int | None = None) -> None:
+        if behaviour not in BEHAVIOURS and behaviour not in FAILURES:
+            raise ValueError(f"unknown behaviour {behaviour!r}")
+        self.behaviour = behaviour
+        self.latency = latency
+        self.stats = ServerStats()
+        self._slots = threading.Semaphore(slots) if slots else None
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _respond(self, body: dict[str, Any]) -> tuple[int, str, bytes]:
+        if self.behaviour in FAILURES:
+            return FAILURES[self.behaviour]
+        content = BEHAVIOURS[self.behaviour](body.get("messages", []))
+        completion = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+        return 200, "application/json", json.dumps(completion).encode()
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("Content-Length", 0))
+        body = json.loads(handler.rfile.read(length) or b"{}")
+        with self.stats.lock:
+            self.stats.requests += 1
+            self.stats.max_tokens_seen.append(
+                body.get("max_tokens") or body.get("max_completion_tokens") or 0
+            )
+            self.stats.auth_headers.append(handler.headers.get("Authorization", ""))
+        if self._slots:
+            with self._slots:
+                time.sleep(self.latency)
+        elif self.latency:
+            time.sleep(self.latency)
+        status, content_type, payload = self._respond(body)
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(payload)))
+        handler.end_headers()
+        handler.wfile.write(payload)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+                server._handle(self)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        return Handler
+
+
+def main() -> None:
+    """``python -m needle_lib.testing.openai_server BEHAVIOUR [LATENCY] [SLOTS]``: serve
+    until interrupted, printing the URL (for manual smoke tests and kill -9 drills)."""
+    import sys
+
+    args = sys.argv[1:]
+    server = FakeOpenAIServer(
+        args[0] if args else "perfect",
+        latency=float(args[1]) if len(args) > 1 else 0.0,
+        slots=int(args[2]) if len(args) > 2 else None,
+    )
+    with server:
+        print(server.url, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+"""Shared test setup: pytester for end-to-end runs of ``pytest evals``."""
+
+pytest_plugins = ["pytester"]

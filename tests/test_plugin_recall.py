@@ -1,0 +1,126 @@
+"""End to end: ``pytest evals`` against loopback OpenAI-compatible servers."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalrun import load_dump, run_evals
+from needle_lib.testing.openai_server import FakeOpenAIServer
+
+CONTRACT_KEYS = {
+    "schema_version", "prompt_version", "scorer_version", "in_progress", "complete", "valid",
+    "corpus", "model", "sampling", "scoring", "notes", "package", "cases", "summary",
+}
+CASE_KEYS = {
+    "function", "file", "start_line", "signature", "outcome", "matched", "scored",
+    "hallucinated", "reindented", "bonus", "composition", "response", "latency_s", "usage",
+    "error",
+}
+SELECT = ("-k", "http_server", "--corpus", "http_server", "--sample", "4")
+
+
+def test_reference_model_is_the_default(pytester: pytest.Pytester, tmp_path):
+    result = run_evals(pytester, tmp_path, *SELECT, "--notes", "smoke")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["*no --model given*reference*--base-url*"])
+    dump = load_dump(tmp_path, "http_server__reference")
+    assert CONTRACT_KEYS <= dump.keys()
+    assert (dump["in_progress"], dump["complete"], dump["valid"]) == (False, True, True)
+    assert dump["notes"] == "smoke"
+    assert dump["corpus"]["sha256"] and dump["corpus"]["files"] == ["fixtures/http_server.py"]
+    assert len(dump["cases"]) == 4
+    for case in dump["cases"]:
+        assert CASE_KEYS <= case.keys()
+        assert case["outcome"] == "passed" and case["matched"] == case["scored"] > 0
+    assert dump["summary"]["matched_pct"] == 100.0
+
+
+def test_perfect_server_passes_every_case(pytester, tmp_path):
+    with FakeOpenAIServer("perfect") as server:
+        result = run_evals(pytester, tmp_path, *SELECT, "--model", "anything",
+                           "--base-url", server.url)
+    result.assert_outcomes(passed=4)
+    assert server.stats.requests == 5  # one preflight + four cases
+    dump = load_dump(tmp_path, "http_server__anything")
+    assert dump["model"]["name"] == "anything" and dump["valid"] and dump["complete"]
+
+
+def test_wrong_answers_are_failed_not_errors(pytester, tmp_path):
+    with FakeOpenAIServer("wrong") as server:
+        result = run_evals(pytester, tmp_path, *SELECT, "--model", "m", "--base-url", server.url)
+    result.assert_outcomes(failed=4)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*[[]FAIL[]]*matched=0/*", "*composition: code 0/*"])
+    dump = load_dump(tmp_path, "http_server__m")
+    assert dump["valid"] and {c["outcome"] for c in dump["cases"]} == {"failed"}
+    assert all(c["hallucinated"] == 20 for c in dump["cases"])
+
+
+@pytest.mark.parametrize("behaviour", ["http500", "html", "broken-json"])
+def test_broken_server_errors_then_fails_fast(pytester, tmp_path, behaviour):
+    with FakeOpenAIServer(behaviour) as server:
+        result = run_evals(pytester, tmp_path, *SELECT, "--model", "m", "--base-url", server.url)
+    result.assert_outcomes(errors=2, skipped=2)
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*preflight for http_server__m failed*"])
+    dump = load_dump(tmp_path, "http_server__m")
+    assert dump["valid"] is False and dump["complete"] is False
+    outcomes = [c["outcome"] for c in dump["cases"]]
+    assert outcomes.count("error") == 2 and outcomes.count("skipped") == 2
+    assert all("fail-fast" in c["skip_reason"] for c in dump["cases"] if c["outcome"] == "skipped")
+    assert all(c["error"] for c in dump["cases"] if c["outcome"] == "error")
+
+
+def test_secrets_never_reach_dumps_or_output(pytester, tmp_path):
+    secret_flag = "sk-flag-0123456789abcdefghij"
+    secret_file = "sk-file-9876543210zyxwvutsrq"
+    key_file = tmp_path / "model.key"
+    key_file.write_text(secret_file)
+    config = tmp_path / "keyed.toml"
+    config.write_text(f'name = "keyed"\napi_key_file = "{key_file}"\n')
+    results = tmp_path / "results"
+    with FakeOpenAIServer("perfect") as server:
+        flag_run = run_evals(pytester, results, *SELECT, "--model", "m", "--base-url",
+                             server.url, "--api-key", secret_flag)
+        file_run = run_evals(pytester, results, *SELECT, "--model", str(config),
+                             "--base-url", server.url)
+    flag_run.assert_outcomes(passed=4)
+    file_run.assert_outcomes(passed=4)
+    assert f"Bearer {secret_flag}" in server.stats.auth_headers  # the key was really used
+    assert f"Bearer {secret_file}" in server.stats.auth_headers
+    written = "".join(p.read_text() for p in results.rglob("*") if p.is_file())
+    output = flag_run.stdout.str() + flag_run.stderr.str() + file_run.stdout.str()
+    for secret in (secret_flag, secret_file):
+        assert secret not in written and secret not in output
+
+
+def test_parallel_and_serial_runs_agree(pytester, tmp_path):
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    with FakeOpenAIServer("reindent") as server:
+        args = (*SELECT, "--model", "m", "--base-url", server.url)
+        run_evals(pytester, serial, *args).assert_outcomes(failed=4)
+        run_evals(pytester, parallel, *args, "-n", "2").assert_outcomes(failed=4)
+
+    def verdicts(path):
+        return [
+            {k: c[k] for k in ("case_id", "outcome", "matched", "scored", "reindented",
+                               "hallucinated", "composition")}
+            for c in load_dump(path, "http_server__m")["cases"]
+        ]
+
+    assert verdicts(serial) == verdicts(parallel)
+    assert all(v["reindented"] > 0 and v["hallucinated"] == 0 for v in verdicts(serial))
+
+
+def test_unknown_corpus_is_a_usage_error(pytester, tmp_path):
+    result = run_evals(pytester, tmp_path, "--corpus", "nope")
+    assert result.ret != pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*unknown corpus 'nope'*configured corpora:*jquery*"])
+
+
+def test_broken_model_config_names_the_file(pytester, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\ntemprature = 0.5\n')
+    result = run_evals(pytester, tmp_path, *SELECT, "--model", str(bad))
+    assert result.ret != pytest.ExitCode.OK
+    result.stdout.fnmatch_lines([f"*{bad}*temprature*"])
