@@ -1,0 +1,321 @@
+"""The extractor against the real fixtures and every supported definition form."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+from recall_helpers import body, by_name, parse_source, real_corpus
+
+from needle_lib.paths import FIXTURES_DIR
+from needle_lib.recall.corpus import split_lines
+from needle_lib.recall.extract import BLANK, CODE, COMMENT, DOCSTRING
+from needle_lib.recall.targets import find_targets
+
+REAL = ["jquery", "http_server"]
+FIXTURE_FILE = {"jquery": "jquery.js", "http_server": "http_server.py"}
+EXCLUSION = re.compile(
+    r"excluded (?P<n>\d+) unanswerable target\(s\) — "
+    r"duplicate name AND identical signature: (?P<names>.+)"
+)
+
+
+def file_lines(name: str) -> list[str]:
+    """The fixture's own lines, read independently of the corpus loader."""
+    return (FIXTURES_DIR / FIXTURE_FILE[name]).read_bytes().decode("utf-8").split("\n")
+
+
+# --- real fixtures ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_every_window_is_the_files_own_lines(name: str) -> None:
+    loaded, own = real_corpus(name), file_lines(name)
+    assert loaded.targets.eligible
+    for target in loaded.targets.eligible:
+        start = target.start_line - 1
+        window = target.window(loaded.lines)
+        assert len(window) == 20
+        assert window == own[start : start + 20], target.case_id
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_every_body_and_signature_is_verbatim(name: str) -> None:
+    loaded, own = real_corpus(name), file_lines(name)
+    for function in loaded.parsed.functions:
+        assert body(loaded.corpus, function) == own[function.body_start - 1 : function.body_end]
+        signature = own[function.signature_line - 1 : function.body_start - 1]
+        assert function.signature == "\n".join(signature), function.name
+        assert function.signature.strip(), function.name
+
+
+def test_javascript_bodies_lie_between_the_braces() -> None:
+    jquery = real_corpus("jquery")
+    for function in jquery.parsed.functions:
+        assert "{" in jquery.lines[function.body_start - 2], function.name
+        if function.body_length:
+            closing = jquery.lines[function.body_end]  # the line after the body
+            assert closing.lstrip().startswith("}"), (function.name, function.body_end)
+
+
+def test_python_bodies_match_an_independent_ast_walk() -> None:
+    server = real_corpus("http_server")
+    tree = ast.parse(server.corpus.text)
+    expected = sorted(
+        (node.name, node.lineno, node.end_lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    )
+    got = sorted((f.name, f.signature_line, f.body_end) for f in server.parsed.functions)
+    assert got == expected
+    for function in server.parsed.functions:
+        assert function.signature.rstrip().endswith(":"), function.name
+
+
+def test_jquery_unanswerable_targets_are_excluded() -> None:
+    jquery = real_corpus("jquery")
+    excluded = {f.name for f in jquery.targets.excluded}
+    eligible = {t.name for t in jquery.targets.eligible}
+    assert {"get", "setup", "sortOrder"} <= excluded
+    assert not {"val", "init", "then", "PSEUDO", "parseHTML"} - eligible
+    excluded_anchors = {f.anchor for f in jquery.targets.excluded}
+    assert not excluded_anchors & {t.function.anchor for t in jquery.targets.eligible}
+
+
+def test_every_excluded_target_has_a_true_twin() -> None:
+    jquery = real_corpus("jquery")
+    for function in jquery.targets.excluded:
+        twins = [
+            other
+            for other in jquery.parsed.functions
+            if other != function
+            and other.name == function.name
+            and other.signature.strip() == function.signature.strip()
+        ]
+        assert twins, function
+
+
+def test_val_is_anchored_on_its_property_line() -> None:
+    (val,) = [t for t in real_corpus("jquery").targets.eligible if t.name == "val"]
+    assert val.function.signature == "\tval: function( value ) {"
+    assert real_corpus("jquery").lines[val.start_line - 2] == "\tval: function( value ) {"
+
+
+def test_exclusion_message_format() -> None:
+    target_set = real_corpus("jquery").targets
+    message = target_set.exclusion_message()
+    assert message is not None
+    match = EXCLUSION.fullmatch(message)
+    assert match, message
+    assert int(match["n"]) == len(target_set.excluded)
+    names = match["names"].split(", ")
+    assert names == sorted({f.name for f in target_set.excluded})
+    assert real_corpus("http_server").targets.exclusion_message() is not None
+
+
+def test_a_corpus_without_twins_has_no_exclusion_message(tmp_path: Path) -> None:
+    _, parsed = parse_source(tmp_path, "a.py", "def f():\n    return 1\n")
+    assert find_targets(parsed, 1).exclusion_message() is None
+
+
+# --- JavaScript forms -------------------------------------------------------------------
+
+JS = """\
+// leading comment
+function declared( a ) {
+\tvar x = a; // trailing comment keeps the line code
+
+\treturn x;
+}
+var assigned = function( b ) {
+\t/* a block comment
+\t   over two lines */
+\treturn b;
+};
+const arrow = ( c ) => {
+\treturn c * 2;
+};
+const expression = ( d ) => d + 1;
+a.b.c = function( e ) {
+\treturn e;
+};
+var obj = {
+\tval: function( value ) {
+\t\treturn value;
+\t},
+\tfoo( x ) {
+\t\treturn x;
+\t}
+};
+class Widget {
+\tconstructor( y ) {
+\t\tthis.y = y;
+\t}
+\trender() {
+\t\treturn this.y;
+\t}
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def js(tmp_path_factory: pytest.TempPathFactory):
+    return parse_source(tmp_path_factory.mktemp("js"), "forms.js", JS)
+
+
+@pytest.mark.parametrize(
+    ("name", "signature", "body_lines"),
+    [
+        ("declared", "function declared( a ) {",
+         ["\tvar x = a; // trailing comment keeps the line code", "", "\treturn x;"]),
+        ("assigned", "var assigned = function( b ) {",
+         ["\t/* a block comment", "\t   over two lines */", "\treturn b;"]),
+        ("arrow", "const arrow = ( c ) => {", ["\treturn c * 2;"]),
+        ("c", "a.b.c = function( e ) {", ["\treturn e;"]),
+        ("val", "\tval: function( value ) {", ["\t\treturn value;"]),
+        ("foo", "\tfoo( x ) {", ["\t\treturn x;"]),
+        ("constructor", "\tconstructor( y ) {", ["\t\tthis.y = y;"]),
+        ("render", "\trender() {", ["\t\treturn this.y;"]),
+    ],
+)
+def test_javascript_definition_forms(js, name: str, signature: str, body_lines: list[str]):
+    corpus, parsed = js
+    function = by_name(parsed)[name]
+    assert function.signature == signature
+    assert body(corpus, function) == body_lines
+    assert function.language == "javascript"
+    assert function.file == corpus.files[0].path
+
+
+def test_expression_bodied_arrows_are_not_targets(js) -> None:
+    _, parsed = js
+    assert "expression" not in by_name(parsed)
+
+
+def test_javascript_line_kinds(js) -> None:
+    corpus, parsed = js
+    kinds = dict(zip(corpus.lines, parsed.kinds, strict=True))
+    assert kinds["// leading comment"] == COMMENT
+    assert kinds["\t/* a block comment"] == COMMENT
+    assert kinds["\t   over two lines */"] == COMMENT
+    assert kinds["\tvar x = a; // trailing comment keeps the line code"] == CODE
+    assert kinds[""] == BLANK
+    assert kinds["class Widget {"] == CODE
+    assert set(parsed.kinds) == {CODE, BLANK, COMMENT}
+
+
+def test_jquery_line_kinds() -> None:
+    jquery = real_corpus("jquery")
+    for line, kind in zip(jquery.lines, jquery.parsed.kinds, strict=True):
+        if not line.strip():
+            assert kind == BLANK
+        elif line.lstrip().startswith("//"):
+            assert kind == COMMENT, line
+    val = next(t for t in jquery.targets.eligible if t.name == "val")
+    kinds = val.window_kinds(jquery.parsed.kinds)
+    assert kinds[0] == CODE and DOCSTRING not in jquery.parsed.kinds
+
+
+# --- Python forms -----------------------------------------------------------------------
+
+PY = '''\
+# module comment
+import functools
+
+
+def plain(a):
+    """One-line docstring."""
+    return a
+
+
+class Server:
+    def method(self, b):
+        """A docstring
+        over two lines.
+        """
+
+        # a comment inside
+        return b  # trailing comment keeps the line code
+
+    @functools.cache
+    def decorated(self):
+        return 1
+
+    async def fetch(self, url):
+        await url
+
+
+def long_header(
+    first: int,
+    second: dict[str, int] | None = None,
+) -> int:
+    return first
+'''
+
+
+@pytest.fixture(scope="module")
+def py(tmp_path_factory: pytest.TempPathFactory):
+    return parse_source(tmp_path_factory.mktemp("py"), "forms.py", PY)
+
+
+@pytest.mark.parametrize(
+    ("name", "signature", "body_lines"),
+    [
+        ("plain", "def plain(a):", ['    """One-line docstring."""', "    return a"]),
+        ("method", "    def method(self, b):", [
+            '        """A docstring', "        over two lines.", '        """', "",
+            "        # a comment inside", "        return b  # trailing comment keeps the line code",
+        ]),
+        ("decorated", "    def decorated(self):", ["        return 1"]),
+        ("fetch", "    async def fetch(self, url):", ["        await url"]),
+        ("long_header",
+         "def long_header(\n    first: int,\n    second: dict[str, int] | None = None,\n) -> int:",
+         ["    return first"]),
+    ],
+)
+def test_python_definition_forms(py, name: str, signature: str, body_lines: list[str]):
+    corpus, parsed = py
+    function = by_name(parsed)[name]
+    assert function.signature == signature
+    assert body(corpus, function) == body_lines
+    assert function.language == "python"
+
+
+def test_python_line_kinds(py) -> None:
+    corpus, parsed = py
+    kinds = dict(zip(corpus.lines, parsed.kinds, strict=True))
+    assert kinds["# module comment"] == COMMENT
+    assert kinds['    """One-line docstring."""'] == DOCSTRING
+    assert kinds['        """A docstring'] == DOCSTRING
+    assert kinds["        over two lines."] == DOCSTRING
+    assert kinds["        # a comment inside"] == COMMENT
+    assert kinds["        return b  # trailing comment keeps the line code"] == CODE
+    assert kinds["    @functools.cache"] == CODE
+    assert kinds[""] == BLANK
+
+
+def test_http_server_docstrings_and_comments_are_prose() -> None:
+    server = real_corpus("http_server")
+    kind_of = dict(enumerate(server.parsed.kinds, start=1))
+    docstrings = 0
+    for node in ast.walk(ast.parse(server.corpus.text)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef) and ast.get_docstring(
+            node, clean=False
+        ):
+            first = node.body[0]
+            for number in range(first.lineno, (first.end_lineno or first.lineno) + 1):
+                assert kind_of[number] in (DOCSTRING, BLANK), number
+            docstrings += 1
+    assert docstrings > 10
+    for number, line in enumerate(server.lines, start=1):
+        if line.lstrip().startswith("#"):
+            assert kind_of[number] == COMMENT, number
+    assigned = server.lines.index('DEFAULT_ERROR_MESSAGE = """\\') + 1
+    assert kind_of[assigned] == kind_of[assigned + 1] == CODE  # a string value, not a docstring
+
+
+def test_split_lines_counts_only_newlines() -> None:
+    assert split_lines("a\fb\nc\r\n\n") == ["a\fb", "c\r", ""]
+    assert split_lines("") == []
