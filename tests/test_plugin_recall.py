@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from evalrun import load_dump, run_evals
+
 from needle_lib.testing.openai_server import FakeOpenAIServer
 
 CONTRACT_KEYS = {
@@ -24,13 +24,13 @@ def test_reference_model_is_the_default(pytester: pytest.Pytester, tmp_path):
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["*no --model given*reference*--base-url*"])
     dump = load_dump(tmp_path, "http_server__reference")
-    assert CONTRACT_KEYS <= dump.keys()
+    assert dump.keys() >= CONTRACT_KEYS
     assert (dump["in_progress"], dump["complete"], dump["valid"]) == (False, True, True)
     assert dump["notes"] == "smoke"
     assert dump["corpus"]["sha256"] and dump["corpus"]["files"] == ["fixtures/http_server.py"]
     assert len(dump["cases"]) == 4
     for case in dump["cases"]:
-        assert CASE_KEYS <= case.keys()
+        assert case.keys() >= CASE_KEYS
         assert case["outcome"] == "passed" and case["matched"] == case["scored"] > 0
     assert dump["summary"]["matched_pct"] == 100.0
 

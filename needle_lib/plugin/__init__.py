@@ -17,6 +17,7 @@ from needle_lib.console import force_utf8_streams
 from needle_lib.plugin.controller import Controller
 from needle_lib.plugin.fixtures import recall_answer, recall_client_pool, scorecard
 from needle_lib.plugin.options import add_options
+from needle_lib.plugin.reports import default_html_report
 from needle_lib.plugin.resume import check_resume
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.session import COLOR_KEY, RUN_DIR_KEY, recall_plan, state_key, use_color
@@ -28,14 +29,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-html reads --html
 def pytest_configure(config: pytest.Config) -> None:
     force_utf8_streams()
     config.addinivalue_line("markers", "needle_recall: a positional-recall case")
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None:
-        run_dir = Path(tempfile.mkdtemp(prefix="needle-run-"))
-        config.stash[state_key] = RunState(run_dir)
-        config.pluginmanager.register(Controller(config, run_dir), "needle-controller")
+        config.stash[state_key] = RunState(Path(tempfile.mkdtemp(prefix="needle-run-")))
+        config.pluginmanager.register(Controller(config), "needle-controller")
+        default_html_report(config)
     else:
         config.stash[state_key] = RunState(Path(workerinput[RUN_DIR_KEY]))
 

@@ -11,11 +11,14 @@ from typing import Any
 
 import pytest
 
+from needle_lib.jsonio import read_json
 from needle_lib.plugin.dumps import RecallDumps
 from needle_lib.plugin.resume import results_dir
 from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.session import use_color
+from needle_lib.recall.gates import GateSettings, check_gates
 from needle_lib.recall.results import ERROR, FAILED, PASSED, SKIPPED
+from needle_lib.report.html import diff_html, summary_html
 from needle_lib.report.terminal import summary_table
 
 
@@ -35,17 +38,39 @@ def outcome_of(report: pytest.TestReport, record: dict[str, Any]) -> str | None:
     return FAILED if record["case"].get("scored") is not None else ERROR
 
 
+def _last_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def gate_settings(config: pytest.Config) -> GateSettings:
+    baseline = config.getoption("baseline")
+    if baseline:
+        try:
+            baseline_dump = read_json(Path(baseline))
+        except (OSError, ValueError) as exc:
+            raise pytest.UsageError(f"--baseline {baseline}: cannot read dump: {exc}") from None
+    return GateSettings(
+        min_score=config.getoption("min_score"),
+        min_pass_rate=config.getoption("min_pass_rate"),
+        baseline=baseline_dump if baseline else None,
+        max_drop=config.getoption("max_drop"),
+    )
+
+
 class Controller:
-    def __init__(self, config: pytest.Config, run_dir: Path) -> None:
+    def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.run_dir = run_dir
         dump = config.getoption("dump")
         self.recall = RecallDumps(
             results_dir(config), Path(dump) if dump else None, config.getoption("resume")
         )
+        self.gates = gate_settings(config)
         self.finished: list[dict[str, Any]] = []
+        self.gate_failures: list[str] = []
         self.messages: list[str] = []
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_of(report)
         if record is None:
@@ -55,28 +80,47 @@ class Controller:
             return
         case = record["case"]
         if outcome == ERROR and not case.get("error"):
-            case["error"] = report.longreprtext.strip().splitlines()[-1:][0] if \
-                report.longreprtext.strip() else "error"
-        if outcome == SKIPPED and not case.get("skip_reason") and report.longrepr:
-            case["skip_reason"] = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) \
-                else str(report.longrepr)
+            case["error"] = _last_line(report.longreprtext) or "error"
+        skipped_by_pytest = outcome == SKIPPED and isinstance(report.longrepr, tuple)
+        if skipped_by_pytest and not case.get("skip_reason"):
+            case["skip_reason"] = str(report.longrepr[-1])
         for message in record.get("messages", []):
             if message not in self.messages:
                 self.messages.append(message)
         if record["kind"] == "recall":
             self.recall.add(record, outcome)
+            if record.get("diff") is not None:
+                self._attach_html(report, diff_html(case, record["diff"]))
 
-    @pytest.hookimpl(trylast=True)
+    @staticmethod
+    def _attach_html(report: pytest.TestReport, html: str) -> None:
+        from pytest_html import extras
+
+        report.extras = [*getattr(report, "extras", []), extras.html(html)]
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.finished = self.recall.finish()
+        self.gate_failures = check_gates(self.finished, self.gates)
+        if self.gate_failures and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_html_results_summary(self, prefix: list[str], summary: list[str],
+                                    postfix: list[str], session: pytest.Session) -> None:
+        if self.finished:
+            prefix.append(summary_html(self.finished))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.finished:
-            return
         tr = terminalreporter
-        tr.section("needle recall summary")
-        for message in self.messages:
-            tr.write_line(message)
-        tr.write_line(summary_table(self.finished, color=use_color(self.config)))
-        for pair, path in self.recall.paths.items():
-            tr.write_line(f"dump: {pair} → {path}")
+        if self.finished:
+            tr.section("needle recall summary")
+            for message in self.messages:
+                tr.write_line(message)
+            tr.write_line(summary_table(self.finished, color=use_color(self.config)))
+            for pair, path in self.recall.paths.items():
+                tr.write_line(f"dump: {pair} → {path}")
+        if self.gates.active:
+            tr.section("needle gates")
+            for line in self.gate_failures:
+                tr.write_line(line, red=True)
+            if not self.gate_failures:
+                tr.write_line("all gates passed", green=True)

@@ -20,6 +20,16 @@ def add_options(parser: pytest.Parser) -> None:
                   help="fail-fast: skip a model's remaining cases after N consecutive "
                        "infrastructure errors (0 = never)")
 
+    gates = parser.getgroup("needle-gates", "Needle CI gates (exit status)")
+    gates.addoption("--min-score", type=float, default=None,
+                    help="fail unless matched/scored over valid cases is at least X (0..1)")
+    gates.addoption("--min-pass-rate", type=float, default=None,
+                    help="fail unless the fraction of valid cases passed is at least X (0..1)")
+    gates.addoption("--baseline", default=None, metavar="DUMP",
+                    help="fail on cases that passed in this dump and fail now")
+    gates.addoption("--max-drop", type=float, default=1.0, metavar="POINTS",
+                    help="with --baseline: allowed drop of matched %% in points (default 1)")
+
     recall = parser.getgroup("needle-recall", "Needle positional recall")
     recall.addoption("--model", action="append", default=[],
                      help="model config name, config path or raw model id (repeatable)")

@@ -109,7 +109,7 @@ class FakeOpenAIServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+            def do_POST(self) -> None:
                 server._handle(self)
 
             def log_message(self, format: str, *args: Any) -> None:

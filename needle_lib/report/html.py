@@ -1,0 +1,58 @@
+"""HTML renderings for pytest-html reports: a case's diff and the run summary table.
+
+Inline styles only, so a self-contained report looks right offline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from html import escape
+from typing import Any
+
+from needle_lib.report.terminal import case_headline, composition_line
+
+COLORS = {
+    "matched": "color:#777",
+    "missing": "color:#e07000;font-weight:bold",
+    "hallucinated": "color:#b58900;background:#fff8dc",
+    "reindented": "color:#a020a0",
+    "bonus": "color:#008b8b",
+    "ineligible": "color:#bbb",
+}
+MARKERS = {"matched": "  ", "missing": "- ", "hallucinated": "+ ", "reindented": "~ ",
+           "bonus": "» ", "ineligible": "· "}
+
+
+def diff_html(case: dict[str, Any], diff: Iterable[Sequence[str]]) -> str:
+    rows = []
+    for status, text, *_ in diff:
+        label = " (reindented)" if status == "reindented" else ""
+        rows.append(
+            f'<span class="needle-{status}" style="{COLORS[status]}">'
+            f"{escape(MARKERS[status] + text)}{label}</span>"
+        )
+    body = "\n".join(rows)
+    return (
+        f'<div class="needle-case"><p><b>{escape(case_headline(case))}</b><br>'
+        f"{escape(composition_line(case['composition']))}</p>"
+        f'<pre style="font-family:monospace;white-space:pre">{body}</pre></div>'
+    )
+
+
+def summary_html(dumps: Sequence[dict[str, Any]]) -> str:
+    head = ("corpus", "model", "cases", "passed", "failed", "errors", "skipped", "matched %",
+            "pass rate %", "hallucinated", "reindented", "bonus", "status")
+    rows = []
+    for dump in dumps:
+        s = dump["summary"]
+        status = "ok" if dump["valid"] and dump["complete"] else (
+            "INVALID (errors)" if not dump["valid"] else "⚠ INCOMPLETE")
+        cells = (dump["corpus"]["name"], dump["model"]["key"], s["cases"], s["passed"],
+                 s["failed"], s["errors"], s["skipped"], s["matched_pct"], s["pass_rate"],
+                 s["hallucinated"], s["reindented"], s["bonus"], status)
+        rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
+    header = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
+    return (
+        '<h2>Needle recall summary</h2><table id="needle-summary" border="1" '
+        f'style="border-collapse:collapse">{header}{"".join(rows)}</table>'
+    )
