@@ -1,9 +1,10 @@
 """Which definitions can be asked about: eligibility, answerability, sampling.
 
 A target must have at least ``primary_lines`` body lines, and the prompt must be able to
-single it out. When another definition anywhere in the corpus has the same name AND the same
+single it out. When another definition in the same file has the same name AND the same
 signature text, no prompt can tell the two apart: asking would charge the benchmark's own
-ambiguity to the model, so such targets are excluded and the exclusion is printed.
+ambiguity to the model, so such targets are excluded and the exclusion is printed. Twins in
+different files are told apart by the file path a multi-file prompt names.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class TargetSet:
 
 def find_targets(parsed: ParsedCorpus, primary_lines: int, min_code_lines: int = 0) -> TargetSet:
     """Every eligible, answerable target, in corpus order."""
-    anchors = Counter(f.anchor for f in parsed.functions)
+    anchors = Counter((f.file, f.anchor) for f in parsed.functions)
     first_file: dict[str, str] = {}
     for function in parsed.functions:
         first_file.setdefault(function.name, function.file)
@@ -78,7 +79,7 @@ def find_targets(parsed: ParsedCorpus, primary_lines: int, min_code_lines: int =
             continue
         if first_file[function.name] != function.file:
             continue  # cross-file name collision: the first file keeps the name
-        if anchors[function.anchor] > 1:
+        if anchors[function.file, function.anchor] > 1:
             excluded.append(function)
             continue
         window = parsed.kinds[function.body_start - 1 : function.body_start - 1 + primary_lines]
