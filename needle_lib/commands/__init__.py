@@ -7,6 +7,8 @@ entry point stays a dispatcher and a new command is one module plus one line in
 
 COMMAND_MODULES: list[str] = [
     "needle_lib.commands.extract",
+    "needle_lib.commands.rescore",
+    "needle_lib.commands.status",
     "needle_lib.commands.engines",
     "needle_lib.commands.novel",
 ]

@@ -1,0 +1,79 @@
+"""`needle rescore DUMP`: the same report under another scoring policy; no network."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from needle_lib.console import want_color
+from needle_lib.jsonio import read_json
+from needle_lib.recall.corpus import ScoringPolicy, resolve_corpus, single_file_config
+from needle_lib.recall.rescore import rescore_dump
+from needle_lib.recall.results import FAILED
+from needle_lib.report.terminal import case_headline, composition_line, explain_case, summary_table
+from needle_lib.tomlconf import ConfigError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("rescore", help="re-score a recall dump under another policy")
+    parser.add_argument("dump", type=Path)
+    parser.add_argument("--corpus", help="corpus config (default: the one the dump names)")
+    indent = parser.add_mutually_exclusive_group()
+    indent.add_argument("--relax-indent", dest="relax_indent", action="store_const", const=True)
+    indent.add_argument("--strict-indent", dest="relax_indent", action="store_const",
+                        const=False)
+    comments = parser.add_mutually_exclusive_group()
+    comments.add_argument("--no-comments", dest="count_comments", action="store_const",
+                          const=False)
+    comments.add_argument("--count-comments", dest="count_comments", action="store_const",
+                          const=True)
+    parser.add_argument("--json", action="store_true", help="print the re-scored dump")
+    color = parser.add_mutually_exclusive_group()
+    color.add_argument("--color", dest="color", action="store_const", const=True)
+    color.add_argument("--no-color", dest="color", action="store_const", const=False)
+    parser.set_defaults(func=run)
+
+
+def _corpus_config(dump: dict, name: str | None):
+    if name:
+        return resolve_corpus(name)
+    source = dump["corpus"].get("config", "")
+    if source.startswith("file:"):
+        return single_file_config(source.removeprefix("file:"))
+    if source and Path(source).is_file():
+        return resolve_corpus(source)
+    return resolve_corpus(dump["corpus"]["name"])
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        dump = read_json(args.dump)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{args.dump}: cannot read dump: {exc}") from None
+    stored = dump.get("scoring", {})
+    policy = ScoringPolicy(
+        count_comments=(args.count_comments if args.count_comments is not None
+                        else stored.get("count_comments", True)),
+        relax_indent=(args.relax_indent if args.relax_indent is not None
+                      else stored.get("relax_indent", False)),
+    )
+    rescored, diffs = rescore_dump(dump, _corpus_config(dump, args.corpus), policy)
+    if args.json:
+        json.dump(rescored, sys.stdout, ensure_ascii=False, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    color = want_color(sys.stdout, args.color)
+    print(f"{args.dump}: re-scored with count_comments={policy.count_comments}, "
+          f"relax_indent={policy.relax_indent} (recorded: {stored})")
+    for case in rescored["cases"]:
+        if case["case_id"] not in diffs:
+            print(f"=== {case['function']}  [{case['outcome'].upper()}] (not re-scored) ===")
+        elif case["outcome"] == FAILED:
+            print(explain_case(case, diffs[case["case_id"]], color=color))
+        else:
+            print(case_headline(case))
+            print("  " + composition_line(case["composition"]))
+    print(summary_table([rescored], color=color))
+    return 0

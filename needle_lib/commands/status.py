@@ -1,0 +1,69 @@
+"""`needle status`: which (corpus, model) runs are missing, unfinished, invalid or stale,
+and the command that completes each."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from needle_lib.jsonio import read_json
+from needle_lib.paths import MODELS_DIR, RESULTS_DIR
+from needle_lib.recall.corpus import configured_corpus_names
+from needle_lib.recall.prompt import PROMPT_VERSION
+from needle_lib.recall.score import SCORER_VERSION
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("status", help="state of every configured corpus × model run")
+    parser.add_argument("--model", action="append", default=[],
+                        help="model config name (repeatable; default: every config)")
+    parser.add_argument("--results", type=Path, default=RESULTS_DIR)
+    parser.set_defaults(func=run)
+
+
+def dump_state(path: Path) -> tuple[str, str]:
+    """(state, detail) of one dump file; states in order of what a user must do."""
+    if not path.is_file():
+        return "missing", ""
+    try:
+        dump = read_json(path)
+    except (OSError, ValueError) as exc:
+        return "unreadable", str(exc)
+    if (dump.get("prompt_version"), dump.get("scorer_version")) != (PROMPT_VERSION,
+                                                                    SCORER_VERSION):
+        return "stale", (f"prompt {dump.get('prompt_version')} / scorer "
+                         f"{dump.get('scorer_version')}; current {PROMPT_VERSION} / "
+                         f"{SCORER_VERSION}")
+    summary = dump.get("summary", {})
+    counts = (f"{summary.get('cases', 0)}/{summary.get('expected', '?')} cases, "
+              f"{summary.get('errors', 0)} errors, {summary.get('skipped', 0)} skipped")
+    if dump.get("in_progress"):
+        return "in progress", counts
+    if not dump.get("valid", False):
+        return "invalid", counts
+    if not dump.get("complete", False):
+        return "incomplete", counts
+    return "complete", f"matched {summary.get('matched_pct')}%, pass rate {summary.get('pass_rate')}%"
+
+
+def completion_command(corpus: str, model: str, state: str) -> str:
+    base = f"uv run pytest evals --corpus {corpus} --model {model}"
+    if state in ("in progress", "incomplete", "invalid"):
+        return base + " --resume"
+    return base
+
+
+def run(args: argparse.Namespace) -> int:
+    models = args.model or sorted(p.stem for p in MODELS_DIR.glob("*.toml"))
+    rows = []
+    for corpus in configured_corpus_names():
+        for model in models:
+            state, detail = dump_state(args.results / f"{corpus}__{model}.json")
+            rows.append((corpus, model, state, detail))
+    width = max(len(f"{c}__{m}") for c, m, _, _ in rows)
+    for corpus, model, state, detail in rows:
+        line = f"{corpus + '__' + model:<{width}}  {state:<11}  {detail}"
+        print(line.rstrip())
+        if state != "complete":
+            print(f"{'':<{width}}  → {completion_command(corpus, model, state)}")
+    return 0

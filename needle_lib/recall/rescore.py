@@ -1,0 +1,63 @@
+"""Re-score a dump's stored responses under another scoring policy, without asking again.
+
+Targets are found again in the corpus by start line, after checking the corpus text is the
+one the dump was made from (sha256): re-scoring against edited source would silently
+change the expected lines.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from typing import Any
+
+from needle_lib.recall.cache import parsed_corpus
+from needle_lib.recall.corpus import CorpusConfig, ScoringPolicy, load_corpus
+from needle_lib.recall.results import FAILED, PASSED, finalize, score_fields
+from needle_lib.recall.score import score_answer
+from needle_lib.recall.targets import find_targets
+from needle_lib.tomlconf import ConfigError
+
+
+def rescore_dump(
+    dump: dict[str, Any], config: CorpusConfig, policy: ScoringPolicy
+) -> tuple[dict[str, Any], dict[str, list]]:
+    """The dump re-scored under ``policy``, and each case's diff keyed by case_id."""
+    if dump.get("benchmark", "recall") != "recall":
+        raise ConfigError(f"not a recall dump (benchmark={dump.get('benchmark')!r})")
+    sampling = dump["sampling"]
+    corpus = load_corpus(replace(config, sample=replace(
+        config.sample, primary_lines=sampling["primary_lines"])))
+    if corpus.sha256 != dump["corpus"]["sha256"]:
+        raise ConfigError(
+            f"corpus {config.name!r} is not the text this dump was made from "
+            f"(sha256 {corpus.sha256[:12]}… now vs {dump['corpus']['sha256'][:12]}… in the dump)"
+        )
+    parsed = parsed_corpus(corpus)
+    by_line = {t.start_line: t for t in find_targets(parsed, sampling["primary_lines"]).eligible}
+    lines = corpus.lines
+    out = copy.deepcopy(dump)
+    out["scoring"] = {"count_comments": policy.count_comments,
+                      "relax_indent": policy.relax_indent}
+    out["rescored_from"] = dump["scoring"]
+    diffs: dict[str, list] = {}
+    for case in out["cases"]:
+        if case["outcome"] not in (PASSED, FAILED):
+            continue
+        target = by_line.get(case["start_line"])
+        if target is None or target.name != case["function"]:
+            raise ConfigError(
+                f"case {case['case_id']}: no target {case['function']!r} at line "
+                f"{case['start_line']} in corpus {config.name!r}"
+            )
+        score = score_answer(
+            case["response"] or "",
+            target.window(lines),
+            target.window_kinds(parsed.kinds),
+            target.bonus_window(lines),
+            policy,
+        )
+        case.update(score_fields(score))
+        case["outcome"] = PASSED if score.passed else FAILED
+        diffs[case["case_id"]] = [d.to_json() for d in score.diff]
+    return finalize(out, in_progress=dump.get("in_progress", False)), diffs
