@@ -135,9 +135,12 @@ def _unknown_function_message(
     if any(f in target_set.excluded for f in defined):
         return f"--function {wanted}: excluded as unanswerable (duplicate name and signature)"
     if defined:
-        longest = max(f.body_length for f in defined)
+        # Only the first file's definitions can be asked about (cross-file collision rule).
+        askable = [f for f in defined if f.file == defined[0].file]
+        longest = max(f.body_length for f in askable)
+        where = f" in {defined[0].file}" if len(askable) < len(defined) else ""
         return (
-            f"--function {wanted}: its body has {longest} line(s), fewer than "
+            f"--function {wanted}: its body{where} has {longest} line(s), fewer than "
             f"primary_lines = {policy.primary_lines} (or too few code lines)"
         )
     return f"--function {wanted}: no function of that name in the corpus"
