@@ -43,7 +43,8 @@ def dump_state(path: Path) -> tuple[str, str]:
         return "invalid", counts
     if not dump.get("complete", False):
         return "incomplete", counts
-    return "complete", f"matched {summary.get('matched_pct')}%, pass rate {summary.get('pass_rate')}%"
+    return "complete", (f"matched {summary.get('matched_pct')}%, "
+                        f"pass rate {summary.get('pass_rate')}%")
 
 
 def completion_command(corpus: str, model: str, state: str) -> str:

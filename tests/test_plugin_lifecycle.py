@@ -1,0 +1,151 @@
+"""Run lifecycle end to end: crash safety and resume, gates, rescore, HTML report, status."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from browser import dom_text, screenshot
+from evalrun import EVALS, load_dump, run_evals
+
+from needle_lib.cli import main as needle
+from needle_lib.paths import REPO_ROOT
+from needle_lib.testing.openai_server import FakeOpenAIServer
+
+SELECT = ("-k", "http_server", "--corpus", "http_server", "--sample", "4")
+
+
+def _wait_for_cases(path, count, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            dump = json.loads(path.read_text())
+        except (OSError, ValueError):
+            dump = None
+        if dump and len(dump["cases"]) >= count:
+            return dump
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never held {count} cases")
+
+
+def test_kill_9_loses_at_most_the_case_in_flight_and_resume_finishes(pytester, tmp_path):
+    results = tmp_path / "results"
+    dump_file = results / "http_server__slow.json"
+    with FakeOpenAIServer("perfect", latency=0.5) as server:
+        args = [sys.executable, "-m", "pytest", str(EVALS / "test_recall.py"), *SELECT,
+                "--sample", "8", "--model", "slow", "--base-url", server.url,
+                "--results-dir", str(results), "-p", "no:cacheprovider", "-q"]
+        proc = subprocess.Popen(args, cwd=REPO_ROOT, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            _wait_for_cases(dump_file, 3)
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        crashed = json.loads(dump_file.read_text())
+        assert crashed["in_progress"] is True and crashed["complete"] is False
+        done = [c for c in crashed["cases"] if c["outcome"] == "passed"]
+        assert 3 <= len(done) < 8
+        before = server.stats.requests
+
+        result = run_evals(pytester, results, *SELECT, "--sample", "8", "--model", "slow",
+                           "--base-url", server.url, "--resume")
+        asked = server.stats.requests - before
+    result.assert_outcomes(passed=8)
+    final = load_dump(results, "http_server__slow")
+    assert (final["in_progress"], final["complete"], final["valid"]) == (False, True, True)
+    assert len(final["cases"]) == 8
+    # One preflight plus exactly the cases the crashed run had not finished.
+    assert asked == 1 + (8 - len(done))
+    assert sum(bool(c.get("resumed")) for c in final["cases"]) == len(done)
+
+
+def test_resume_refuses_a_dump_from_another_setup(pytester, tmp_path):
+    run_evals(pytester, tmp_path, *SELECT).assert_outcomes(passed=4)
+    result = run_evals(pytester, tmp_path, *SELECT, "--relax-indent", "--resume")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*--resume*different setup*", "*scoring*relax_indent*"])
+
+
+def test_gates_fail_on_regression_and_low_score_and_pass_a_perfect_run(pytester, tmp_path):
+    with FakeOpenAIServer("perfect") as good, FakeOpenAIServer("wrong") as bad:
+        baseline_run = run_evals(pytester, tmp_path / "base", *SELECT, "--model", "m",
+                                 "--base-url", good.url)
+        baseline_run.assert_outcomes(passed=4)
+        baseline = tmp_path / "base" / "http_server__m.json"
+        gates = ("--baseline", str(baseline), "--min-score", "0.99")
+        wrong = run_evals(pytester, tmp_path / "wrong", *SELECT, "--model", "m",
+                          "--base-url", bad.url, *gates)
+        right = run_evals(pytester, tmp_path / "right", *SELECT, "--model", "m",
+                          "--base-url", good.url, *gates)
+    assert wrong.ret == pytest.ExitCode.TESTS_FAILED
+    wrong.stdout.fnmatch_lines([
+        "*gate --min-score: http_server__m matched 0.000 of scored lines < 0.990*",
+        "*gate --baseline: http_server__m: 4 case(s) passed in the baseline and fail now: *",
+    ])
+    assert right.ret == pytest.ExitCode.OK
+    right.stdout.fnmatch_lines(["*all gates passed*"])
+
+
+def test_an_invalid_run_never_passes_a_gate(pytester, tmp_path):
+    with FakeOpenAIServer("http500") as server:
+        result = run_evals(pytester, tmp_path, *SELECT, "--model", "m", "--base-url",
+                           server.url, "--min-score", "0")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*gate: http_server__m is invalid*"])
+
+
+def test_rescore_reindented_run_offline(pytester, tmp_path, capsys):
+    with FakeOpenAIServer("reindent") as server:
+        run_evals(pytester, tmp_path, *SELECT, "--model", "m", "--base-url", server.url)
+    dump = tmp_path / "http_server__m.json"
+    capsys.readouterr()  # drop pytester's own output
+    assert needle(["rescore", str(dump), "--json"]) == 0
+    strict = json.loads(capsys.readouterr().out)
+    assert needle(["rescore", str(dump), "--relax-indent", "--json"]) == 0
+    relaxed = json.loads(capsys.readouterr().out)
+    assert strict["summary"]["matched_pct"] == 0.0
+    assert strict["summary"]["reindented"] == strict["summary"]["scored"] > 0
+    assert relaxed["summary"]["matched_pct"] == 100.0
+    assert relaxed["scoring"]["relax_indent"] is True
+    assert needle(["rescore", str(dump), "--relax-indent", "--no-color"]) == 0
+    text = capsys.readouterr().out
+    assert "100.0%" in text and "relax_indent=True" in text
+
+
+def test_plain_run_leaves_an_html_report_that_renders(pytester, tmp_path):
+    result = run_evals(pytester, tmp_path, *SELECT)
+    result.assert_outcomes(passed=4)
+    reports = list((tmp_path / "reports").glob("*.html"))
+    assert len(reports) == 1 and "http_server" in reports[0].name
+    result.stdout.fnmatch_lines([f"*Generated html report*{reports[0].name}*"])
+    html = reports[0].read_text()
+    assert "Needle recall summary" in html and "needle-matched" in html
+    png = screenshot(reports[0], tmp_path / "report.png", tmp_path)
+    assert png.stat().st_size > 10_000
+    dom = dom_text(reports[0], tmp_path)
+    assert "test_recall[http_server-" in dom and "4 Passed" in dom
+
+
+def test_status_names_states_and_commands(tmp_path, capsys):
+    results = tmp_path
+    base = {"prompt_version": "old", "scorer_version": "old"}
+    (results / "jquery__reference.json").write_text(json.dumps(base))
+    from needle_lib.recall.prompt import PROMPT_VERSION
+    from needle_lib.recall.score import SCORER_VERSION
+
+    current = {"prompt_version": PROMPT_VERSION, "scorer_version": SCORER_VERSION,
+               "in_progress": True, "valid": True, "complete": False,
+               "summary": {"cases": 3, "expected": 16, "errors": 0, "skipped": 0}}
+    (results / "http_server__reference.json").write_text(json.dumps(current))
+    assert needle(["status", "--model", "reference", "--results", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "jquery__reference" in out and "stale" in out
+    assert "in progress" in out and "3/16 cases" in out
+    assert "--corpus http_server --model reference --resume" in out
+    assert "novel_16k__reference" in out and "missing" in out
