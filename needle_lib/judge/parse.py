@@ -1,0 +1,111 @@
+"""Turn a judge model's answer into a rating, tolerating the usual ways models wrap JSON.
+
+Policy (documented because it decides scores):
+
+* ``<think>``/``<thinking>`` blocks are dropped; the answer is the last JSON object in what
+  remains that carries ``rating`` or ``label`` (code fences and surrounding prose are fine;
+  the last object wins because models that think aloud put their final answer last).
+* The rating is trusted when it is a whole number (``3``, ``3.0``, ``"3"``): the label is then
+  corrected to match it. The rating is the number that is scored, and models drift on the
+  wording of labels more often than on the digit they wrote.
+* A rating that is missing, null or not a number (``"high"``) is derived from the label.
+* A numeric rating off the 0–4 scale or not whole (``5``, ``2.5``) is a ``JudgeError``: the
+  model misread the scale and guessing which end it meant would invent data.
+* Nothing usable at all is a ``JudgeError`` — never a zero.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from needle_lib.judge.verdict import LABELS, JudgeError
+
+_THINK_BLOCK = re.compile(r"<(think|thinking)>.*?</\1>", re.S | re.I)
+_UNCLOSED_THINK = re.compile(r"<(think|thinking)>", re.I)
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)")
+_EXCERPT_CHARS = 200
+
+
+def _label_key(text: str) -> str:
+    return re.sub(r"[^a-z]", "", text.lower())
+
+
+#: Accepted spellings of each label (case, spaces and punctuation ignored) → rating.
+_LABEL_RATINGS: dict[str, int] = {
+    **{_label_key(label): rating for rating, label in LABELS.items()},
+    "failstomeet": 0,
+    "fails": 0,
+    "slightlymeets": 1,
+    "moderatelymeets": 2,
+    "highlymeets": 3,
+    "fullymeets": 4,
+}
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "…"
+
+
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object embedded in ``text``, in order."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    pos = text.find("{")
+    while pos != -1:
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except ValueError:
+            pos = text.find("{", pos + 1)
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        pos = text.find("{", end)
+    return found
+
+
+def _rating_from(value: Any) -> int | None:
+    """The rating if ``value`` is numeric, None if it is not a number at all."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        text = repr(value)
+    elif isinstance(value, str):
+        text = value.strip()
+    else:
+        return None
+    if not _NUMBER.fullmatch(text):
+        return None
+    number = float(text)
+    if not number.is_integer() or number not in LABELS:
+        raise JudgeError(f"rating {value!r} is not on the 0-4 Needs Met scale")
+    return int(number)
+
+
+def _rating_of_label(value: Any) -> int | None:
+    return _LABEL_RATINGS.get(_label_key(value)) if isinstance(value, str) else None
+
+
+def parse_verdict(text: str) -> tuple[int, str, str]:
+    """``(rating, label, reasoning)`` from a model answer; raises ``JudgeError`` if unusable."""
+    answer = _THINK_BLOCK.sub("", text)
+    if _UNCLOSED_THINK.search(answer):
+        raise JudgeError(
+            f"answer ends inside an unclosed think block (max_tokens too small?): "
+            f"{_excerpt(text)!r}"
+        )
+    candidates = [obj for obj in _json_objects(answer) if "rating" in obj or "label" in obj]
+    if not candidates:
+        raise JudgeError(f"no JSON object with a rating in the answer: {_excerpt(text)!r}")
+    obj = candidates[-1]
+    rating = _rating_from(obj.get("rating"))
+    if rating is None:
+        rating = _rating_of_label(obj.get("label"))
+    if rating is None:
+        raise JudgeError(
+            f"neither rating {obj.get('rating')!r} nor label {obj.get('label')!r} is usable"
+        )
+    reasoning = obj.get("reasoning")
+    return rating, LABELS[rating], reasoning.strip() if isinstance(reasoning, str) else ""

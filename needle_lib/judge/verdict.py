@@ -1,0 +1,59 @@
+"""The judge's vocabulary: the Needs Met scale, a verdict, and the one error a judgement raises."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+#: Google "Needs Met" rating → label. The labels are the exact strings the prompt asks for.
+LABELS: dict[int, str] = {0: "FailsM", 1: "SM", 2: "MM", 3: "HM", 4: "FullyM"}
+
+
+class JudgeItem(Protocol):
+    """What the judge sees of a result (``needle_lib.search.SearchResult`` fits)."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def snippet(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One rating. ``cached`` is True when it came from the on-disk cache, not a fresh call."""
+
+    rating: int
+    label: str
+    reasoning: str
+    cached: bool = False
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "rating": self.rating,
+            "label": self.label,
+            "reasoning": self.reasoning,
+            "cached": self.cached,
+        }
+
+
+class JudgeError(Exception):
+    """A result could not be rated (request failed or the answer was unusable).
+
+    A failure is never a zero: a zero would silently score the engine as irrelevant for what
+    is an infrastructure or model problem, so callers count it and skip the query instead.
+    """
+
+    def __init__(self, detail: str, *, query: str | None = None, url: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.query = query
+        self.url = url
+
+    def __str__(self) -> str:
+        if self.query is None and self.url is None:
+            return self.detail
+        return f"judging query {self.query!r}, result {self.url}: {self.detail}"
