@@ -1,8 +1,9 @@
 """Scoring policy for recall answers: what counts, what does not, and why.
 
 - **Blank lines never earn credit.** Reproducing whitespace shows no recall; blanks are
-  excluded from numerator and denominator. They still take part in the alignment (at the
-  lowest weight), so a model that keeps them in place stays in positional sync.
+  excluded from numerator and denominator, and from the alignment too: only non-blank lines
+  are aligned, so adding or removing blank lines in an answer cannot move any credit (a
+  blank pairing used to decide between equal content matches, e.g. window vs bonus copy).
 - **Re-indented lines are not hallucinations.** Right content with different leading
   whitespace is labelled ``reindented``: a miss under strict scoring, credited under
   ``relax_indent``, and never counted twice (missing *and* hallucinated).
@@ -24,7 +25,7 @@ from fractions import Fraction
 from needle_lib.recall.corpus import ScoringPolicy, split_lines
 from needle_lib.recall.extract import BLANK, CODE, PROSE_KINDS
 
-SCORER_VERSION = "needle-score-3"
+SCORER_VERSION = "needle-score-4"
 PASS_THRESHOLD = Fraction(2, 5)
 
 # Line statuses, in the diff and the dumps.
@@ -119,30 +120,22 @@ class Score:
         return data
 
 
-def _weighted_lcs(a: list[str], b: list[str]) -> list[tuple[int, int]]:
-    """Longest common subsequence maximising non-blank matches first, blank ones second.
-
-    Weighting keeps blank lines from ever winning an alignment over real content, which is
-    what makes adding or removing blank lines score-neutral.
-    """
-    heavy = len(a) + len(b) + 1
-    weights = [heavy if line.strip() else 1 for line in b]
+def _lcs(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """Longest common subsequence of two line lists; ties go to the earliest pairs."""
     rows, cols = len(a), len(b)
     table = [[0] * (cols + 1) for _ in range(rows + 1)]
     for i in range(rows - 1, -1, -1):
         row, below = table[i], table[i + 1]
         ai = a[i]
         for j in range(cols - 1, -1, -1):
-            best = below[j] if below[j] >= row[j + 1] else row[j + 1]
             if ai == b[j]:
-                take = below[j + 1] + weights[j]
-                if take > best:
-                    best = take
-            row[j] = best
+                row[j] = below[j + 1] + 1
+            else:
+                row[j] = below[j] if below[j] >= row[j + 1] else row[j + 1]
     pairs: list[tuple[int, int]] = []
     i = j = 0
     while i < rows and j < cols:
-        if a[i] == b[j] and table[i][j] == table[i + 1][j + 1] + weights[j]:
+        if a[i] == b[j]:
             pairs.append((i, j))
             i += 1
             j += 1
@@ -151,6 +144,18 @@ def _weighted_lcs(a: list[str], b: list[str]) -> list[tuple[int, int]]:
         else:
             j += 1
     return pairs
+
+
+def _align(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """Align the non-blank lines of ``a`` and ``b``; blank lines take no part.
+
+    Leaving blanks out is what makes adding or removing them score-neutral: a blank pairing
+    can neither pick which copy of a repeated line is matched nor split the gaps in which
+    re-indented lines are paired.
+    """
+    ia = [i for i, line in enumerate(a) if line.strip()]
+    jb = [j for j, line in enumerate(b) if line.strip()]
+    return [(ia[x], jb[y]) for x, y in _lcs([a[i] for i in ia], [b[j] for j in jb])]
 
 
 def _reindented_pairs(
@@ -164,7 +169,7 @@ def _reindented_pairs(
         gap_w = [j for j in range(w0 + 1, w1) if window[j].strip()]
         if not gap_a or not gap_w:
             continue
-        sub = _weighted_lcs([answer[i].strip() for i in gap_a], [window[j].strip() for j in gap_w])
+        sub = _lcs([answer[i].strip() for i in gap_a], [window[j].strip() for j in gap_w])
         found.extend((gap_a[x], gap_w[y]) for x, y in sub)
     return found
 
@@ -184,11 +189,11 @@ def score_answer(
     relaxed = [line.strip() for line in window]
     got_strict = [line.rstrip() for line in lines]
     if policy.relax_indent:
-        aligned = _weighted_lcs([line.strip() for line in lines], relaxed)
+        aligned = _align([line.strip() for line in lines], relaxed)
         reindent = {(i, j) for i, j in aligned if got_strict[i] != strict[j]}
         pairs = [p for p in aligned if p not in reindent]
     else:
-        pairs = _weighted_lcs(got_strict, strict)
+        pairs = _align(got_strict, strict)
         reindent = set(_reindented_pairs(lines, window, pairs))
     credited = {j for _, j in pairs} | ({j for _, j in reindent} if policy.relax_indent else set())
     reindented_w = {j for _, j in reindent}
