@@ -266,7 +266,8 @@ def py(tmp_path_factory: pytest.TempPathFactory):
         ("plain", "def plain(a):", ['    """One-line docstring."""', "    return a"]),
         ("method", "    def method(self, b):", [
             '        """A docstring', "        over two lines.", '        """', "",
-            "        # a comment inside", "        return b  # trailing comment keeps the line code",
+            "        # a comment inside",
+            "        return b  # trailing comment keeps the line code",
         ]),
         ("decorated", "    def decorated(self):", ["        return 1"]),
         ("fetch", "    async def fetch(self, url):", ["        await url"]),
