@@ -98,16 +98,23 @@ class JudgeCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise self._unusable(exc) from None
+        try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise CacheError(
-                f"{self.path}: cannot open the judge cache ({exc}); "
-                "delete the file to start a fresh cache"
-            ) from None
+        except sqlite3.Error as exc:
+            conn.close()
+            raise self._unusable(exc) from None
         self._conn, self._pid = conn, os.getpid()
         return conn
+
+    def _unusable(self, exc: Exception) -> CacheError:
+        return CacheError(
+            f"{self.path}: cannot open the judge cache ({exc}); "
+            "delete the file to start a fresh cache"
+        )
 
     def _execute(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
         try:

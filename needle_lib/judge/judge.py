@@ -131,9 +131,16 @@ class RelevanceJudge:
                 return cached
             task = asyncio.create_task(self._judge(pair, query, item))
             self._inflight[key] = task
-            task.add_done_callback(lambda _: self._inflight.pop(key, None))
+            task.add_done_callback(lambda done: self._forget(key, done))
         # shield: one caller being cancelled must not cancel the request others wait on.
         return await asyncio.shield(task)
+
+    def _forget(self, key: str, task: asyncio.Task[Verdict]) -> None:
+        """Drop a finished request; retrieving its error keeps asyncio quiet when every
+        waiter was cancelled before it failed (the failure then concerns nobody)."""
+        self._inflight.pop(key, None)
+        if not task.cancelled():
+            task.exception()
 
     async def _judge(self, pair: JudgedPair, query: str, item: JudgeItem) -> Verdict:
         async with self._slots:

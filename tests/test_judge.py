@@ -1,0 +1,317 @@
+"""RelevanceJudge over real httpx requests (respx): config, caching, errors, concurrency.
+
+No network: every request goes to a respx route on a fake host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from needle_lib.judge import (
+    DEFAULT_JUDGE_BASE_URL,
+    DEFAULT_JUDGE_MODEL,
+    JudgeCache,
+    JudgeError,
+    RelevanceJudge,
+    Verdict,
+    judge_model_config,
+)
+from needle_lib.llm import AsyncChatClient, RetryPolicy
+from needle_lib.search.types import SearchResult
+from needle_lib.tomlconf import ConfigError
+
+BASE = "http://judge.test"
+URL = f"{BASE}/v1/chat/completions"
+SECRET = "sk-or-judge-SECRET-789"
+QUERY = "mars rover landing"
+RESULT = SearchResult(
+    url="https://www.x.com/a/", title="Rover lands", snippet="Touched down at 04:12 UTC."
+)
+
+
+def completion(content: str) -> dict[str, Any]:
+    return {
+        "id": "c1",
+        "model": "test/judge",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+    }
+
+
+def rating_response(rating: int = 3, label: str = "HM") -> httpx.Response:
+    verdict = {"rating": rating, "label": label, "reasoning": "fits"}
+    return httpx.Response(200, json=completion(json.dumps(verdict)))
+
+
+def user_turn(request: httpx.Request) -> str:
+    return json.loads(request.content)["messages"][-1]["content"]
+
+
+async def no_sleep(_: float) -> None:
+    return None
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    monkeypatch.setenv("OPENROUTER_API_KEY", SECRET)
+    return {"NEEDLE_JUDGE_BASE_URL": BASE}
+
+
+@pytest.fixture
+async def make_judge(
+    tmp_path: Path, env: dict[str, str]
+) -> AsyncIterator[Callable[..., RelevanceJudge]]:
+    """Judges on one cache file; each judge gets its own client, as separate runs would."""
+    made: list[RelevanceJudge] = []
+
+    def build(model: str = "test/judge", *, concurrency: int = 8) -> RelevanceJudge:
+        config = judge_model_config(model, environ=env, models_dir=tmp_path)
+        client = AsyncChatClient(config, retry=RetryPolicy(attempts=3), sleep=no_sleep)
+        judge = RelevanceJudge(
+            client, cache=JudgeCache(tmp_path / "judge.sqlite3"), concurrency=concurrency
+        )
+        made.append(judge)
+        return judge
+
+    yield build
+    for judge in made:
+        await judge.aclose()
+
+
+# --- config --------------------------------------------------------------------------------
+
+
+def test_config_defaults(tmp_path: Path) -> None:
+    config = judge_model_config(environ={}, models_dir=tmp_path)
+    assert config.name == DEFAULT_JUDGE_MODEL
+    assert config.base_url == DEFAULT_JUDGE_BASE_URL
+    assert config.api_key_env == "OPENROUTER_API_KEY"
+    assert config.temperature == 0.0
+    assert config.max_tokens <= 1000 and config.timeout <= 120
+    assert config.note is None
+
+
+def test_config_flag_beats_env_beats_default(tmp_path: Path) -> None:
+    environ = {"NEEDLE_JUDGE_MODEL": "env/model", "NEEDLE_JUDGE_BASE_URL": "http://h:1"}
+    assert judge_model_config(environ=environ, models_dir=tmp_path).name == "env/model"
+    flagged = judge_model_config("flag/model", environ=environ, models_dir=tmp_path)
+    assert (flagged.name, flagged.base_url) == ("flag/model", "http://h:1")
+
+
+def test_config_rejects_a_bad_base_url(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="NEEDLE_JUDGE_BASE_URL"):
+        judge_model_config(environ={"NEEDLE_JUDGE_BASE_URL": "judge.test"}, models_dir=tmp_path)
+
+
+def test_config_name_can_be_a_model_config(tmp_path: Path) -> None:
+    (tmp_path / "local-judge.toml").write_text(
+        'name = "qwen3-4b"\nbase_url = "http://127.0.0.1:1234"\nmax_tokens = 900\n',
+        encoding="utf-8",
+    )
+    config = judge_model_config("local-judge", environ={}, models_dir=tmp_path)
+    assert (config.name, config.base_url, config.max_tokens) == (
+        "qwen3-4b",
+        "http://127.0.0.1:1234",
+        900,
+    )
+
+
+def test_missing_key_names_the_variable_not_a_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", "")
+    config = judge_model_config(environ={}, models_dir=tmp_path)
+    with pytest.raises(ConfigError, match="OPENROUTER_API_KEY"):
+        AsyncChatClient(config)
+
+
+# --- rating --------------------------------------------------------------------------------
+
+
+@respx.mock
+async def test_rate_sends_the_pair_and_returns_a_verdict(make_judge: Callable) -> None:
+    route = respx.post(URL).mock(return_value=rating_response(4, "SM"))
+    judge = make_judge()
+    verdict = await judge.rate(QUERY, RESULT)
+    assert verdict == Verdict(rating=4, label="FullyM", reasoning="fits", cached=False)
+    request = route.calls.last.request
+    body = json.loads(request.content)
+    assert body["model"] == "test/judge" and body["temperature"] == 0.0
+    for text in (QUERY, RESULT.url, RESULT.title, RESULT.snippet):
+        assert text in user_turn(request)
+    assert request.headers["Authorization"] == f"Bearer {SECRET}"
+    assert SECRET not in repr(judge)
+    assert (judge.requests, judge.judged, judge.failures, judge.cache_hits) == (1, 1, 0, 0)
+
+
+@respx.mock
+async def test_second_run_is_served_from_cache(make_judge: Callable) -> None:
+    route = respx.post(URL).mock(return_value=rating_response())
+    first = await make_judge().rate(QUERY, RESULT)
+    later = make_judge()  # a later run: new client, same cache file
+    again = await later.rate(QUERY, RESULT)
+    assert route.call_count == 1
+    assert (again.rating, again.cached, first.cached) == (first.rating, True, False)
+    assert (later.requests, later.cache_hits, later.judged) == (0, 1, 1)
+    assert later.stats()["judged_pairs"] == 1 and later.stats()["judge_requests"] == 0
+
+
+@respx.mock
+async def test_cache_is_keyed_by_model(make_judge: Callable) -> None:
+    route = respx.post(URL).mock(return_value=rating_response())
+    await make_judge("model/a").rate(QUERY, RESULT)
+    other = make_judge("model/b")
+    assert not (await other.rate(QUERY, RESULT)).cached
+    assert route.call_count == 2
+    assert [json.loads(c.request.content)["model"] for c in route.calls] == ["model/a", "model/b"]
+
+
+@respx.mock
+async def test_cache_is_keyed_by_prompt_version(
+    make_judge: Callable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    route = respx.post(URL).mock(return_value=rating_response())
+    await make_judge().rate(QUERY, RESULT)
+    monkeypatch.setattr("needle_lib.judge.judge.JUDGE_PROMPT_VERSION", "reworded")
+    assert not (await make_judge().rate(QUERY, RESULT)).cached
+    assert route.call_count == 2
+
+
+@respx.mock
+async def test_url_spellings_hit_one_cache_entry(make_judge: Callable) -> None:
+    route = respx.post(URL).mock(return_value=rating_response())
+    judge = make_judge()
+    await judge.rate(QUERY, SearchResult("https://www.x.com/a/", RESULT.title, RESULT.snippet))
+    verdict = await judge.rate(QUERY, SearchResult("http://x.com/a", RESULT.title, RESULT.snippet))
+    assert verdict.cached and route.call_count == 1
+
+
+# --- failures --------------------------------------------------------------------------------
+
+
+@respx.mock
+async def test_server_error_after_retries_is_a_counted_failure(make_judge: Callable) -> None:
+    route = respx.post(URL).mock(return_value=httpx.Response(500, text=f"boom {SECRET}"))
+    judge = make_judge()
+    with pytest.raises(JudgeError) as info:
+        await judge.rate(QUERY, RESULT)
+    message = str(info.value)
+    assert "HTTP 500" in message and QUERY in message and RESULT.url in message
+    assert SECRET not in message
+    assert route.call_count == 3  # the client's retries, then give up
+    assert (judge.failures, judge.judged, judge.requests) == (1, 0, 1)
+    route.mock(return_value=rating_response())
+    assert not (await judge.rate(QUERY, RESULT)).cached  # failures are not cached
+    assert route.call_count == 4
+
+
+@respx.mock
+async def test_garbage_answer_is_an_error_not_a_zero(make_judge: Callable) -> None:
+    route = respx.post(URL).mock(
+        return_value=httpx.Response(200, json=completion("I think this is relevant."))
+    )
+    judge = make_judge()
+    with pytest.raises(JudgeError, match="no JSON object") as info:
+        await judge.rate(QUERY, RESULT)
+    assert info.value.url == RESULT.url and info.value.query == QUERY
+    route.mock(return_value=rating_response(2, "MM"))
+    assert (await judge.rate(QUERY, RESULT)).rating == 2
+    assert judge.failures == 1 and route.call_count == 2
+
+
+@respx.mock
+async def test_rate_many_returns_errors_as_data_in_order(make_judge: Callable) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if "bad.example" in user_turn(request):
+            return httpx.Response(200, json=completion('{"rating": 9, "label": "HM"}'))
+        return rating_response()
+
+    respx.post(URL).mock(side_effect=answer)
+    judge = make_judge()
+    items = [
+        SearchResult("https://good.example/1", "t", "s"),
+        SearchResult("https://bad.example/2", "t", "s"),
+        SearchResult("https://good.example/3", "t", "s"),
+    ]
+    out = await judge.rate_many(QUERY, items)
+    assert [type(v) for v in out] == [Verdict, JudgeError, Verdict]
+    assert isinstance(out[1], JudgeError) and out[1].url == "https://bad.example/2"
+    assert (judge.judged, judge.failures) == (2, 1)
+
+
+# --- concurrency -----------------------------------------------------------------------------
+
+
+class InFlight:
+    """A respx side effect that records how many requests are open at once."""
+
+    def __init__(self, delay: float = 0.01) -> None:
+        self.delay = delay
+        self.now = 0
+        self.peak = 0
+        self.release = asyncio.Event()
+        self.release.set()
+
+    async def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.now += 1
+        self.peak = max(self.peak, self.now)
+        try:
+            await asyncio.sleep(self.delay)
+            await self.release.wait()
+        finally:
+            self.now -= 1
+        return rating_response()
+
+
+@respx.mock
+async def test_concurrency_bound_is_respected(make_judge: Callable) -> None:
+    tracker = InFlight()
+    route = respx.post(URL).mock(side_effect=tracker)
+    judge = make_judge(concurrency=3)
+    items = [SearchResult(f"https://x.com/{i}", "t", "s") for i in range(12)]
+    out = await judge.rate_many(QUERY, items)
+    assert all(isinstance(v, Verdict) for v in out)
+    assert route.call_count == 12 and tracker.peak == 3
+
+
+def test_concurrency_must_be_positive(tmp_path: Path, env: dict[str, str]) -> None:
+    client = AsyncChatClient(judge_model_config("m", environ=env, models_dir=tmp_path))
+    with pytest.raises(ValueError, match="at least 1"):
+        RelevanceJudge(client, concurrency=0)
+
+
+@respx.mock
+async def test_identical_pairs_in_flight_are_judged_once(make_judge: Callable) -> None:
+    route = respx.post(URL).mock(side_effect=InFlight())
+    judge = make_judge()
+    twins = [SearchResult(u, RESULT.title, RESULT.snippet) for u in ("https://x.com/a",) * 4]
+    twins.append(SearchResult("http://www.x.com/a/", RESULT.title, RESULT.snippet))
+    out = await judge.rate_many(QUERY, twins)
+    assert route.call_count == 1
+    assert all(v == out[0] for v in out) and not out[0].cached
+    assert (judge.requests, judge.shared, judge.judged, judge.cache_hits) == (1, 4, 5, 0)
+
+
+@respx.mock
+async def test_a_cancelled_waiter_does_not_cancel_the_shared_request(
+    make_judge: Callable,
+) -> None:
+    tracker = InFlight()
+    tracker.release.clear()
+    route = respx.post(URL).mock(side_effect=tracker)
+    judge = make_judge()
+    first = asyncio.create_task(judge.rate(QUERY, RESULT))
+    second = asyncio.create_task(judge.rate(QUERY, RESULT))
+    while tracker.now == 0:
+        await asyncio.sleep(0)
+    first.cancel()
+    tracker.release.set()
+    assert (await second).rating == 3
+    assert first.cancelled() and route.call_count == 1
