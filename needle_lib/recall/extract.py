@@ -147,10 +147,14 @@ def _parse_javascript(source: str) -> tuple[list[tuple[str, int, int, int]], dic
     # collection would pay even when the parse comes from the cache.
     import esprima
 
+    options = {"loc": True, "range": True, "comment": True}
     try:
-        tree = esprima.parseScript(source, {"loc": True, "range": True, "comment": True})
+        tree = esprima.parseScript(source, options)
     except esprima.Error as exc:
-        raise SyntaxError(str(exc)) from None
+        try:  # an ES module (import / export, so every .mjs file) is not a script
+            tree = esprima.parseModule(source, options)
+        except esprima.Error:
+            raise SyntaxError(str(exc)) from None
     found: list[tuple[str, int, int, int]] = []
     named_bodies: set[int] = set()
 
