@@ -11,7 +11,7 @@ from recall_helpers import body, by_name, parse_source, real_corpus
 
 from needle_lib.paths import FIXTURES_DIR
 from needle_lib.recall.corpus import split_lines
-from needle_lib.recall.extract import BLANK, CODE, COMMENT, DOCSTRING
+from needle_lib.recall.extract import BLANK, CODE, COMMENT, DOCSTRING, ExtractionError
 from needle_lib.recall.targets import find_targets
 
 REAL = ["jquery", "http_server"]
@@ -216,6 +216,29 @@ def test_jquery_line_kinds() -> None:
     val = next(t for t in jquery.targets.eligible if t.name == "val")
     kinds = val.window_kinds(jquery.parsed.kinds)
     assert kinds[0] == CODE and DOCSTRING not in jquery.parsed.kinds
+
+
+def test_es_modules_parse(tmp_path: Path) -> None:
+    source = (
+        'import helper from "./helper.js";\n'
+        "export function exported( a ) {\n\treturn helper( a );\n}\n"
+        "export const arrowed = ( b ) => {\n\treturn b;\n};\n"
+    )
+    corpus, parsed = parse_source(tmp_path, "module.mjs", source)
+    functions = by_name(parsed)
+    assert functions["exported"].signature == "export function exported( a ) {"
+    assert body(corpus, functions["exported"]) == ["\treturn helper( a );"]
+    assert functions["arrowed"].signature == "export const arrowed = ( b ) => {"
+
+
+@pytest.mark.parametrize(
+    ("filename", "source"),
+    [("broken.js", "function broken( {\n"), ("broken.py", "def broken(:\n    pass\n")],
+)
+def test_unparseable_sources_name_the_file(tmp_path: Path, filename: str, source: str) -> None:
+    with pytest.raises(ExtractionError) as caught:
+        parse_source(tmp_path, filename, source)
+    assert str(caught.value).startswith(f"{tmp_path / filename}: cannot parse")
 
 
 # --- Python forms -----------------------------------------------------------------------
