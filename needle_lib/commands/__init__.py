@@ -11,4 +11,6 @@ COMMAND_MODULES: list[str] = [
     "needle_lib.commands.status",
     "needle_lib.commands.engines",
     "needle_lib.commands.novel",
+    "needle_lib.commands.dashboard",
+    "needle_lib.commands.compare",
 ]

@@ -1,0 +1,228 @@
+"""Build the dashboard: group runs into cohorts, rank them, and write one page per chart.
+
+A *section* is one cohort (corpus text × scoring policy) and gets its own leaderboard, target
+heat map, composition chart and, where runs differ in one knob, paired views. Runs under a
+non-default scoring policy therefore never share a leaderboard with default-policy runs.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+from needle_lib.dashboard import charts, site
+from needle_lib.dashboard.paired import ComparisonError, compare_runs, one_knob_pairs
+from needle_lib.dashboard.positions import DEFAULT_MANIFEST, NovelSize, load_manifest
+from needle_lib.dashboard.runs import Cohort, Run, scan_results
+from needle_lib.metrics.bootstrap import Interval
+from needle_lib.recall.prompt import PROMPT_VERSION
+from needle_lib.recall.score import SCORER_VERSION
+
+
+@dataclass
+class Section:
+    """One cohort's runs, ranked, and where its pages live (``slug/…``)."""
+
+    cohort: Cohort
+    slug: str
+    runs: list[Run]
+    pages: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return f"{self.cohort.corpus} · scoring: {self.cohort.policy}"
+
+
+@dataclass
+class BuildReport:
+    index: Path
+    pages: list[Path]
+    notes: list[str]
+    sections: list[Section]
+
+
+def rank(runs: list[Run]) -> list[Run]:
+    """Complete valid runs first, then incomplete, then invalid; by matched % within each."""
+    def key(run: Run) -> tuple[int, float, str]:
+        interval = run.matched_interval
+        return run.rank_tier, -(interval.estimate if interval else -1.0), run.label
+    return sorted(runs, key=key)
+
+
+def sections(runs: list[Run]) -> list[Section]:
+    """Group runs by cohort; a corpus hash joins the slug only when one corpus has several."""
+    by_cohort: dict[Cohort, list[Run]] = defaultdict(list)
+    for run in runs:
+        by_cohort[run.cohort].append(run)
+    hashes: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for cohort in by_cohort:
+        hashes[cohort.corpus, cohort.policy].add(cohort.sha256)
+    result = []
+    for cohort in sorted(by_cohort, key=lambda c: (c.corpus, not c.default_policy, c.policy)):
+        slug = cohort.corpus
+        if not cohort.default_policy:
+            slug += "." + cohort.policy.replace(", ", "+")
+        if len(hashes[cohort.corpus, cohort.policy]) > 1:
+            slug += "." + cohort.sha256[:8]
+        result.append(Section(cohort, slug, rank(by_cohort[cohort])))
+    return result
+
+
+def _fmt(interval: Interval | None) -> str:
+    if interval is None:
+        return "n/a"
+    return f"{interval.estimate:.1f} %  [{interval.low:.1f}, {interval.high:.1f}]"
+
+
+def _leaderboard_table(runs: list[Run]) -> str:
+    rows = []
+    for position, (run, label) in enumerate(zip(runs, charts.axis_labels(runs), strict=True), 1):
+        summary = run.summary
+        css = " ".join(c for c in ("incomplete" if run.incomplete else "",
+                                   "ineligible" if not run.valid else "") if c)
+        rows.append((css, [
+            site.cell(str(position), numeric=True),
+            site.cell(label),
+            site.cell(run.status or "ok", css="flag" if run.status else ""),
+            site.cell(_fmt(run.matched_interval), numeric=True),
+            site.cell(_fmt(run.pass_interval), numeric=True),
+            site.cell(f"{len(run.valid_cases)}/{summary['expected']}", numeric=True),
+            site.cell(str(summary["errors"]), numeric=True),
+            site.cell(run.path.name),
+        ]))
+    return site.table(["#", "model", "status", "matched % [95 % CI]", "pass rate [95 % CI]",
+                       "valid targets", "errors", "dump"], rows)
+
+
+def _paired_body(section: Section) -> str | None:
+    parts = []
+    for a, b, knob, (value_a, value_b) in one_knob_pairs(section.runs):
+        title = f"{a.label} vs {b.label} — differ only in {knob}: {value_a!r} → {value_b!r}"
+        try:
+            result = compare_runs(a, b)
+        except ComparisonError as exc:
+            parts.append(f"<h2>{escape(title)}</h2><p class=\"flag\">not comparable: "
+                         f"{escape(str(exc))}</p>")
+            continue
+        diff, pdiff = result.matched_diff, result.pass_diff
+        parts.append(
+            f"<h2>{escape(title)}</h2><p>{len(result.cases)} shared valid target(s): "
+            f"{result.wins} win(s), {result.losses} loss(es), {result.ties} tie(s) for "
+            f"{escape(b.label)}. Matched % {result.a_matched_pct:.1f} → "
+            f"{result.b_matched_pct:.1f} (Δ {diff.estimate:+.1f} points, 95 % CI "
+            f"{diff.low:+.1f} to {diff.high:+.1f}); pass rate {result.a_pass_rate:.1f} → "
+            f"{result.b_pass_rate:.1f} (Δ {pdiff.estimate:+.1f}, 95 % CI {pdiff.low:+.1f} to "
+            f"{pdiff.high:+.1f}).</p>"
+            + "".join(f'<p class="flag">{escape(w)}</p>' for w in result.warnings)
+            + site.figure_html(charts.paired_figure(result, (a.label, b.label), title))
+        )
+    return "".join(parts) or None
+
+
+def _section_pages(section: Section) -> dict[str, tuple[str, Callable[[], str | None]]]:
+    """Page file → (title, body builder); a builder returning None means no page."""
+    runs, title = section.runs, section.title
+
+    def figure(fig: go.Figure, extra: str = "") -> str:
+        return site.figure_html(fig) + extra
+
+    return {
+        "leaderboard.html": ("leaderboard", lambda: figure(
+            charts.leaderboard_figure(runs, f"Leaderboard — {title}"),
+            _leaderboard_table(runs))),
+        "targets.html": ("targets × models", lambda: figure(
+            charts.heatmap_figure(runs, f"Matched % per target — {title}"))),
+        "composition.html": ("code vs prose", lambda: figure(
+            charts.composition_figure(runs, f"Composition — {title}"))),
+        "paired.html": ("paired", lambda: _paired_body(section)),
+    }
+
+
+def _depth_pages(found: list[Section], manifest: dict[str, NovelSize],
+                 notes: list[str]) -> dict[str, tuple[str, str]]:
+    """One long-context page per scoring policy: a depth × size heat map per model."""
+    models: dict[str, dict[str, dict[str, Run]]] = defaultdict(lambda: defaultdict(dict))
+    for section in found:
+        size = manifest.get(section.cohort.corpus)
+        if size is None:
+            continue
+        if section.cohort.sha256 != size.sha256:
+            notes.append(f"{section.slug}: corpus sha256 differs from {DEFAULT_MANIFEST.name}; "
+                         "left out of the depth map")
+            continue
+        for run in section.runs:
+            models[section.cohort.policy][run.model_key].setdefault(size.corpus, run)
+    pages = {}
+    for policy, by_model in sorted(models.items()):
+        body = []
+        for runs_by_size in by_model.values():
+            sizes = sorted((manifest[c] for c in runs_by_size), key=lambda s: s.nominal_tokens)
+            runs = [runs_by_size[s.corpus] for s in sizes]
+            body.append(site.figure_html(charts.depth_figure(
+                runs, sizes, f"{runs[0].label} — matched % by depth and context length")))
+        pages[f"long-context/{policy.replace(', ', '+')}.html"] = (
+            f"Long context · scoring: {policy}", "".join(body))
+    return pages
+
+
+def _index_body(found: list[Section], depth: dict[str, tuple[str, str]],
+                notes: list[str]) -> str:
+    rows = []
+    for section in found:
+        flagged = "; ".join(f"{label}" for run, label in
+                            zip(section.runs, charts.axis_labels(section.runs), strict=True)
+                            if run.status)
+        links = " · ".join(site.link(f"{section.slug}/{page}", text)
+                           for page, text in section.pages.items())
+        rows.append(("", [
+            site.cell(section.cohort.corpus), site.cell(section.cohort.policy),
+            site.cell(section.cohort.sha256[:12]), site.cell(str(len(section.runs)), numeric=True),
+            site.cell(flagged or "none", css="flag" if flagged else ""),
+            f"<td>{links}</td>",
+        ]))
+    body = [site.table(["corpus", "scoring", "corpus sha256", "runs", "flagged runs", "charts"],
+                       rows) if rows else "<p>No chartable runs found.</p>"]
+    if depth:
+        body.append("<h2>Long context (novel corpora)</h2><ul>" + "".join(
+            f"<li>{site.link(href, title)}</li>" for href, (title, _) in depth.items())
+            + "</ul>")
+    if notes:
+        body.append('<h2>Notes</h2><ul class="notes">'
+                    + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
+    body.append(f"<p>prompt {escape(PROMPT_VERSION)} · scorer {escape(SCORER_VERSION)}; "
+                "⚠ INCOMPLETE runs are outlined red; ✗ INELIGIBLE runs had request errors "
+                "and rank last.</p>")
+    return "\n".join(body)
+
+
+def build_dashboard(results: Path, out: Path, *, manifest: Path = DEFAULT_MANIFEST) -> BuildReport:
+    """Read every dump in ``results`` and write the dashboard under ``out``."""
+    scan = scan_results(results)
+    notes = list(scan.notes)
+    found = sections(scan.runs)
+    out.mkdir(parents=True, exist_ok=True)
+    site.write_plotly_js(out)
+    pages = []
+    for section in found:
+        built = {}
+        for page, (text, make) in _section_pages(section).items():
+            body = make()
+            if body is not None:
+                built[page] = (text, body)
+        section.pages = {page: text for page, (text, _) in built.items()}
+        nav = [(f"{section.slug}/{page}", text) for page, text in section.pages.items()]
+        for page, (text, body) in built.items():
+            pages.append(site.write_page(out, f"{section.slug}/{page}",
+                                         f"{section.title} — {text}", body, nav))
+    novel = load_manifest(manifest) if manifest.exists() else {}
+    depth = _depth_pages(found, novel, notes)
+    for href, (title, body) in depth.items():
+        pages.append(site.write_page(out, href, title, body))
+    index = site.write_page(out, site.INDEX, "Needle recall dashboard",
+                            _index_body(found, depth, notes))
+    return BuildReport(index, [index, *pages], notes, found)

@@ -1,0 +1,251 @@
+"""Reading recall dumps for charts: validation, staleness, run status and scoring cohorts.
+
+A dump is only chartable when it was produced by the current prompt and scorer: a dump-schema
+number cannot prove two models saw the same question or were scored under the same rules, so
+a version mismatch makes the dump *stale* and it is left out rather than misread.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from needle_lib.metrics.bootstrap import Interval, bootstrap_proportion, bootstrap_ratio
+from needle_lib.recall.prompt import PROMPT_VERSION
+from needle_lib.recall.results import ERROR, FAILED, PASSED, SKIPPED, summarize
+from needle_lib.recall.score import SCORER_VERSION
+
+OUTCOMES = (PASSED, FAILED, ERROR, SKIPPED)
+CURRENT_VERSIONS = {"prompt_version": PROMPT_VERSION, "scorer_version": SCORER_VERSION}
+DEFAULT_SCORING = {"count_comments": True, "relax_indent": False}
+
+
+class DumpError(ValueError):
+    """A file that claims to be a recall dump but does not follow the format."""
+
+
+@dataclass(frozen=True, order=True)
+class Cohort:
+    """Runs that may share a leaderboard: same corpus text, same scoring policy.
+
+    Scores under ``relax_indent`` or without comments measure something else, so ranking them
+    next to default-policy runs would reward the policy, not the model.
+    """
+
+    corpus: str
+    sha256: str
+    count_comments: bool
+    relax_indent: bool
+
+    @property
+    def default_policy(self) -> bool:
+        return (self.count_comments, self.relax_indent) == (
+            DEFAULT_SCORING["count_comments"], DEFAULT_SCORING["relax_indent"])
+
+    @property
+    def policy(self) -> str:
+        """``default`` or the non-default knobs, e.g. ``relax-indent, no-comments``."""
+        knobs = (["relax-indent"] if self.relax_indent else []) + (
+            [] if self.count_comments else ["no-comments"])
+        return ", ".join(knobs) or "default"
+
+
+@dataclass
+class Run:
+    """One recall dump, validated, with its summary recomputed from the cases."""
+
+    path: Path
+    dump: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        return str(self.dump["model"].get("label") or self.dump["model"]["key"])
+
+    @property
+    def model_key(self) -> str:
+        return str(self.dump["model"]["key"])
+
+    @property
+    def corpus(self) -> str:
+        return str(self.dump["corpus"]["name"])
+
+    @property
+    def cohort(self) -> Cohort:
+        scoring = self.dump["scoring"]
+        return Cohort(self.corpus, str(self.dump["corpus"]["sha256"]),
+                      bool(scoring["count_comments"]), bool(scoring["relax_indent"]))
+
+    @property
+    def request(self) -> dict[str, Any]:
+        return dict(self.dump["model"].get("request") or {})
+
+    @property
+    def cases(self) -> list[dict[str, Any]]:
+        return self.dump["cases"]
+
+    @property
+    def valid_cases(self) -> list[dict[str, Any]]:
+        """Cases the model answered; errors and skips say nothing about its quality."""
+        return [c for c in self.cases if c["outcome"] in (PASSED, FAILED)]
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        return summarize(self.cases, self.dump.get("expected_cases", len(self.cases)))
+
+    @property
+    def incomplete(self) -> bool:
+        """Mid-run or cut short (fail-fast, skips): its figures are not a full result."""
+        return bool(self.dump["in_progress"]) or not self.dump["complete"]
+
+    @property
+    def valid(self) -> bool:
+        """False when any case errored: the run must be re-run before it can rank."""
+        return bool(self.dump["valid"]) and self.summary["errors"] == 0
+
+    @property
+    def eligible(self) -> bool:
+        return self.valid and not self.incomplete
+
+    @property
+    def status(self) -> str:
+        """The flags charts print next to the label."""
+        flags = []
+        if self.incomplete:
+            flags.append("⚠ INCOMPLETE")
+        if not self.valid:
+            flags.append(f"✗ INELIGIBLE ({self.summary['errors']} error(s))")
+        return " ".join(flags)
+
+    @property
+    def rank_tier(self) -> int:
+        """0 complete and valid, 1 valid but incomplete, 2 invalid: ranked in that order."""
+        return 2 if not self.valid else int(self.incomplete)
+
+    @cached_property
+    def matched_interval(self) -> Interval | None:
+        """Matched % with its 95 % bootstrap interval, in percent; None without scored lines."""
+        cases = self.valid_cases
+        if not sum(c["scored"] for c in cases):
+            return None
+        return bootstrap_ratio([c["matched"] for c in cases],
+                               [c["scored"] for c in cases]).scaled(100)
+
+    @cached_property
+    def pass_interval(self) -> Interval | None:
+        """Pass rate with its 95 % bootstrap interval, in percent; None without valid cases."""
+        cases = self.valid_cases
+        if not cases:
+            return None
+        return bootstrap_proportion([c["outcome"] == PASSED for c in cases]).scaled(100)
+
+
+def stale_reasons(dump: dict[str, Any]) -> list[str]:
+    """Why a dump cannot be charted against current runs (empty when it can)."""
+    return [
+        f"{key} {dump.get(key)!r} ≠ current {current!r}"
+        for key, current in CURRENT_VERSIONS.items()
+        if dump.get(key) != current
+    ]
+
+
+def _require(mapping: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if not isinstance(mapping, dict) or key not in mapping:
+        raise DumpError(f"{where}: missing key {key!r}")
+    value = mapping[key]
+    if not isinstance(value, kind):
+        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise DumpError(f"{where}: key {key!r} should be {names}, got {type(value).__name__}")
+    return value
+
+
+def _check_case(case: Any, where: str) -> None:
+    if not isinstance(case, dict):
+        raise DumpError(f"{where}: should be an object")
+    case_id = _require(case, "case_id", str, where)
+    where = f"{where} ({case_id!r})"
+    outcome = _require(case, "outcome", str, where)
+    if outcome not in OUTCOMES:
+        raise DumpError(f"{where}: unknown outcome {outcome!r} (expected one of {OUTCOMES})")
+    if outcome in (PASSED, FAILED):
+        for key in ("matched", "scored", "hallucinated", "reindented", "bonus"):
+            _require(case, key, int, where)
+        composition = _require(case, "composition", dict, where)
+        for part in ("code", "prose"):
+            for key in ("matched", "total"):
+                _require(_require(composition, part, dict, f"{where} composition"), key, int,
+                         f"{where} composition.{part}")
+        _require(composition, "blank_skipped", int, f"{where} composition")
+
+
+def parse_run(path: Path, dump: Any) -> Run:
+    """Validate ``dump`` (read from ``path``) as a recall dump; errors name file and case."""
+    where = str(path)
+    if not isinstance(dump, dict):
+        raise DumpError(f"{where}: top level should be an object")
+    for key in ("in_progress", "complete", "valid"):
+        _require(dump, key, bool, where)
+    corpus = _require(dump, "corpus", dict, where)
+    _require(corpus, "name", str, f"{where} corpus")
+    _require(corpus, "sha256", str, f"{where} corpus")
+    model = _require(dump, "model", dict, where)
+    _require(model, "key", str, f"{where} model")
+    scoring = _require(dump, "scoring", dict, where)
+    for key in DEFAULT_SCORING:
+        _require(scoring, key, bool, f"{where} scoring")
+    cases = _require(dump, "cases", list, where)
+    for index, case in enumerate(cases):
+        _check_case(case, f"{where} case {index}")
+    return Run(path, dump)
+
+
+def read_dump(path: Path) -> Any:
+    """The JSON in ``path``; a broken file raises DumpError naming file, line and column."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DumpError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: "
+                        f"{exc.msg}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DumpError(f"{path}: cannot read: {exc}") from exc
+
+
+def load_run(path: Path) -> Run:
+    """A recall dump from disk, validated (staleness is the caller's decision)."""
+    dump = read_dump(path)
+    if isinstance(dump, dict) and dump.get("benchmark") != "recall":
+        raise DumpError(f"{path}: not a recall dump (benchmark={dump.get('benchmark')!r})")
+    return parse_run(path, dump)
+
+
+@dataclass
+class Scan:
+    """Everything found in a results directory, sorted into chartable runs and notes."""
+
+    runs: list[Run] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def scan_results(directory: Path) -> Scan:
+    """Load every ``*.json`` dump directly under ``directory``.
+
+    Stale and unreadable dumps are left out with a note each, so one broken file never hides
+    the rest of the dashboard. Dumps of other benchmarks (search) are skipped silently.
+    """
+    scan = Scan()
+    for path in sorted(directory.glob("*.json")):
+        try:
+            dump = read_dump(path)
+            if not isinstance(dump, dict) or dump.get("benchmark") != "recall":
+                continue
+            reasons = stale_reasons(dump)
+            if reasons:
+                scan.notes.append(f"stale, left out (re-run it): {path.name}: "
+                                  + "; ".join(reasons))
+                continue
+            scan.runs.append(parse_run(path, dump))
+        except DumpError as exc:
+            scan.notes.append(f"unreadable, left out: {exc}")
+    return scan
