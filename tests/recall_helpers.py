@@ -42,7 +42,7 @@ class Loaded:
 def real_corpus(name: str) -> Loaded:
     """A shipped corpus config (``jquery``, ``http_server``), loaded and parsed once."""
     corpus = load_corpus(resolve_corpus(name))
-    parsed = parse_corpus(corpus)
+    parsed = cached_parse(corpus)
     return Loaded(corpus, parsed, corpus.lines, find_targets(parsed, 20))
 
 
