@@ -35,7 +35,7 @@ HALLUCINATED, BONUS, INELIGIBLE = "hallucinated", "bonus", "ineligible"
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _COMMENTARY = re.compile(
-    r"^\s*(here (is|are)\b|sure\b|certainly\b|okay\b|of course\b|below (is|are)\b|"
+    r"^(here (is|are)\b|sure\b|certainly\b|okay\b|of course\b|below (is|are)\b|"
     r"the (first|following|requested|next) \d*\s*lines?\b|these are\b|i hope\b|"
     r"let me know\b|note:|output:|answer:)",
     re.IGNORECASE,
@@ -47,8 +47,10 @@ def clean_answer(text: str) -> list[str]:
 
     Drops reasoning (``<think>`` blocks, or everything before a lone ``</think>`` left by a
     prefilled think turn), takes the first fenced block when there is one, and trims
-    commentary lines around the code. Leading and trailing blank lines go too: blanks
-    never earn credit, so trimming them cannot change a score.
+    commentary lines around the code. Commentary starts at column 0: body lines are
+    indented, and an indented ``output: list = []`` or ``Note: ...`` docstring line is part
+    of the answer. Leading and trailing blank lines go too: blanks never earn credit, so
+    trimming them cannot change a score.
     """
     text = _THINK_BLOCK.sub("", text)
     lowered = text.lower()
