@@ -284,3 +284,16 @@ def test_seed_b_reindented_lines_are_neither_hallucinated_nor_double_counted() -
     assert statuses.count(REINDENTED) == 1 and HALLUCINATED not in statuses
     assert MISSING not in statuses
     assert ALL_CODE.score(answer, RELAXED).matched == 20
+
+
+def test_indented_body_lines_that_read_like_commentary_are_kept() -> None:
+    window = Window(
+        ["        Note: the first line of the request is parsed here.", '        """',
+         "        output: list[str] = []", "        answer: int = 42"],
+        [DOCSTRING, DOCSTRING, CODE, CODE],
+        [],
+    )
+    score = window.score(window.lines)
+    assert (score.matched, score.scored, score.hallucinated) == (4, 4, 0)
+    assert clean_answer("Note: unindented lines around the answer are commentary.\n"
+                        + "\n".join(window.lines) + "\nOutput: as requested.") == window.lines
