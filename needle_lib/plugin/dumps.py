@@ -52,5 +52,5 @@ class RecallDumps:
 
     def finish(self) -> list[dict[str, Any]]:
         for pair, dump in self.dumps.items():
-            write_json_atomic(self.paths[pair], finalize(dump, in_progress=False))
+            write_json_atomic(self.paths[pair], finalize(dump, in_progress=False), indent=1)
         return list(self.dumps.values())

@@ -8,6 +8,7 @@ the pair errors with that one message instead of waiting out N timeouts).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -63,11 +64,9 @@ def recall_answer(
         pytest.skip(reason)
 
     client = recall_client_pool.get(recall_case.model)
-    done, error = state.preflight(recall_case.pair)
-    if not done:
-        error = preflight(client, recall_case)
-        state.set_preflight(recall_case.pair, error)
+    error = state.preflight(recall_case.pair, lambda: preflight(client, recall_case))
     if error is None:
+        scorecard.update_case(requested_at=round(time.time(), 3))
         try:
             result = ask(client, recall_case)
         except (LLMError, ConfigError) as exc:

@@ -86,6 +86,7 @@ class RecallPlan:
     notes: str
     functions: list[str]
     messages: list[str] = field(default_factory=list)
+    _headers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     @cached_property
     def cases(self) -> list[RecallCase]:
@@ -103,7 +104,12 @@ class RecallPlan:
         return self.messages + ([f"{case.corpus_name}: {excluded}"] if excluded else [])
 
     def header(self, case: RecallCase) -> dict[str, Any]:
-        """The dump header of ``case``'s (corpus, model) pair."""
+        """The dump header of ``case``'s (corpus, model) pair (built once per pair)."""
+        if case.pair not in self._headers:
+            self._headers[case.pair] = self._build_header(case)
+        return self._headers[case.pair]
+
+    def _build_header(self, case: RecallCase) -> dict[str, Any]:
         suite = case.suite
         policy = suite.config.sample
         return {

@@ -8,11 +8,13 @@ in a per-run directory gives every worker the same view with real locking.
 from __future__ import annotations
 
 import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS errors (model TEXT PRIMARY KEY, consecutive INTEGER, last TEXT);
-CREATE TABLE IF NOT EXISTS preflight (pair TEXT PRIMARY KEY, error TEXT);
+CREATE TABLE IF NOT EXISTS preflight (pair TEXT PRIMARY KEY, done INTEGER, error TEXT);
 """
 
 
@@ -42,10 +44,30 @@ class RunState:
     def note_success(self, model: str) -> None:
         self._db.execute("DELETE FROM errors WHERE model = ?", (model,))
 
-    def preflight(self, pair: str) -> tuple[bool, str | None]:
-        """(done, error message or None)."""
-        row = self._db.execute("SELECT error FROM preflight WHERE pair = ?", (pair,)).fetchone()
-        return (True, row[0]) if row else (False, None)
+    def preflight(self, pair: str, run: Callable[[], str | None], poll: float = 0.05) -> str | None:
+        """The preflight verdict of ``pair`` (error text or None), run by one process only.
 
-    def set_preflight(self, pair: str, error: str | None) -> None:
-        self._db.execute("INSERT OR REPLACE INTO preflight VALUES (?, ?)", (pair, error))
+        The first process to claim the pair runs ``run``; the others wait for its verdict
+        instead of sending the same full-size prompt again.
+        """
+        claimed = self._db.execute(
+            "INSERT OR IGNORE INTO preflight VALUES (?, 0, NULL)", (pair,)
+        ).rowcount
+        if claimed:
+            try:
+                error = run()
+            except BaseException:
+                self._db.execute("DELETE FROM preflight WHERE pair = ?", (pair,))
+                raise
+            self._db.execute("UPDATE preflight SET done = 1, error = ? WHERE pair = ?",
+                             (error, pair))
+            return error
+        while True:
+            row = self._db.execute(
+                "SELECT done, error FROM preflight WHERE pair = ?", (pair,)
+            ).fetchone()
+            if row is None:  # the claimant died mid-preflight: claim it ourselves
+                return self.preflight(pair, run, poll)
+            if row[0]:
+                return row[1]
+            time.sleep(poll)

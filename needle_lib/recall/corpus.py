@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from needle_lib.paths import CORPORA_DIR, REPO_ROOT, resolve_repo_path
@@ -124,11 +125,11 @@ class Corpus:
     text: str
     files: tuple[CorpusFile, ...]
 
-    @property
+    @cached_property
     def lines(self) -> list[str]:
         return split_lines(self.text)
 
-    @property
+    @cached_property
     def sha256(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 

@@ -1,0 +1,119 @@
+"""Speed of the recall harness itself, measured against loopback servers (not a test).
+
+Prints three figures, each measured in this run:
+  1. harness overhead per case against a zero-latency server
+     (case wall time from pytest's junit timings minus the request latency the client saw);
+  2. ``pytest evals --collect-only`` over every shipped corpus, cold (empty parse cache) and
+     warm, as pytest reports it and as process wall time;
+  3. 16 cases against a server with 1 s latency and 4 slots: serial vs ``-n 4``, as a ratio
+     to the ideal 16 × 1 s / 4 slots (span from the first request to the last response).
+
+Targets: (1) < 5 ms a case; (2) warm < 1.5 s; (3) ``-n 4`` within 1.3× of the ideal.
+Run: ``uv run python benchmarks/harness.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from needle_lib.testing.openai_server import FakeOpenAIServer  # noqa: E402
+
+
+def pytest_run(args: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+    # Measure as users run: with bytecode caching on (some sandboxes export
+    # PYTHONDONTWRITEBYTECODE, which makes every process recompile pytest and its plugins).
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider", "-q", "--no-color"],
+        cwd=ROOT, capture_output=True, text=True, env={**base, **(env or {})},
+    )
+    wall = time.perf_counter() - started
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"pytest failed ({proc.returncode}):\n{proc.stdout[-3000:]}")
+    return wall, proc.stdout
+
+
+def overhead_per_case(tmp: Path) -> float:
+    results = tmp / "overhead"
+    junit = tmp / "overhead.xml"
+    with FakeOpenAIServer("perfect") as server:
+        pytest_run(["evals", "--corpus", "jquery", "--corpus", "http_server", "--sample", "999",
+                    "--model", "zero", "--base-url", server.url, "--results-dir", str(results),
+                    f"--junitxml={junit}", "--html", str(tmp / "overhead.html")])
+    case_time = {
+        case.get("name"): float(case.get("time", 0))
+        for case in ET.parse(junit).getroot().iter("testcase")
+    }
+    latency = {}
+    for dump in results.glob("*.json"):
+        data = json.loads(dump.read_text())
+        for case in data["cases"]:
+            name = f"test_recall[{data['corpus']['name']}-{case['case_id']}-zero]"
+            latency[name] = case["latency_s"] or 0.0
+    overheads = [case_time[name] - latency[name] for name in latency if name in case_time]
+    return sum(overheads) / len(overheads), len(overheads)
+
+
+def collection_times(tmp: Path) -> dict[str, tuple[float, float]]:
+    env = {"NEEDLE_CACHE_DIR": str(tmp / "parse-cache")}
+    figures = {}
+    for label in ("cold", "warm"):
+        wall, out = pytest_run(["evals", "--collect-only"], env)
+        reported = float(re.search(r"collected in ([\d.]+)s", out).group(1))
+        figures[label] = (reported, wall)
+    return figures
+
+
+def case_span(results: Path) -> float:
+    cases = [c for d in results.glob("*.json") for c in json.loads(d.read_text())["cases"]]
+    starts = [c["requested_at"] for c in cases]
+    ends = [c["requested_at"] + c["latency_s"] for c in cases]
+    return max(ends) - min(starts)
+
+
+def parallel_ratio(tmp: Path) -> dict[str, float]:
+    spans = {}
+    with FakeOpenAIServer("perfect", latency=1.0, slots=4) as server:
+        for label, extra in (("serial", []), ("-n 4", ["-n", "4"])):
+            results = tmp / label.replace(" ", "")
+            wall, _ = pytest_run(["evals", "--corpus", "jquery", "--sample", "16", "--model",
+                                  "slow", "--base-url", server.url, "--results-dir",
+                                  str(results), "--html", str(tmp / "p.html"), *extra])
+            spans[label] = case_span(results)
+            spans[label + " wall"] = wall
+    return spans
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        overhead, n = overhead_per_case(tmp)
+        print(f"1. harness overhead: {overhead * 1000:.2f} ms per case over {n} cases "
+              f"(target < 5 ms)")
+        coll = collection_times(tmp)
+        for label, (reported, wall) in coll.items():
+            print(f"2. collection {label}: {reported:.2f} s as pytest reports it, "
+                  f"{wall:.2f} s process wall time (target warm < 1.5 s)")
+        spans = parallel_ratio(tmp)
+        ideal = 16 * 1.0 / 4
+        print(f"3. 16 cases, 1 s latency, 4 slots: serial {spans['serial']:.2f} s, "
+              f"-n 4 {spans['-n 4']:.2f} s (ideal {ideal:.1f} s): -n 4 / ideal = "
+              f"{spans['-n 4'] / ideal:.2f}× (target ≤ 1.3×), serial / -n 4 = "
+              f"{spans['serial'] / spans['-n 4']:.2f}×; process wall {spans['serial wall']:.1f} s"
+              f" vs {spans['-n 4 wall']:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
