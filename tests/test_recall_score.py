@@ -76,14 +76,16 @@ def windows(draw: st.DrawFn, *, unique: bool = False, bonus: bool = True) -> Win
     extra = draw(st.lists(_line, max_size=5)) if bonus else []
     if unique:
         seen: set[str] = set()
-        kept = []
-        for text, kind in [*pairs, *extra]:
-            if kind == BLANK or text.strip() not in seen:
-                seen.add(text.strip())
-                kept.append((text, kind))
-        if all(kind == BLANK for kind, _ in kept[: len(pairs)]):
-            kept.insert(0, ("unique_first();", CODE))
-        pairs, extra = kept[: len(pairs)], kept[len(pairs) :]
+
+        def fresh(text: str, kind: str) -> bool:
+            if kind == BLANK:
+                return True
+            new = text.strip() not in seen
+            seen.add(text.strip())
+            return new
+
+        pairs = [(text, kind) for text, kind in pairs if fresh(text, kind)]
+        extra = [(text, kind) for text, kind in extra if fresh(text, kind)]
     lines = [text for text, _ in pairs]
     kinds = [kind for _, kind in pairs]
     return Window(lines, kinds, [text for text, _ in extra])
