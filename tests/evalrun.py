@@ -13,9 +13,10 @@ from needle_lib.paths import REPO_ROOT
 EVALS = REPO_ROOT / "evals"
 
 
-def run_evals(pytester: pytest.Pytester, results: Path, *args: str) -> pytest.RunResult:
+def run_evals(pytester: pytest.Pytester, results: Path, *args: str,
+              module: str = "test_recall.py") -> pytest.RunResult:
     return pytester.runpytest_subprocess(
-        str(EVALS / "test_recall.py"),
+        str(EVALS / module) if module else str(EVALS),
         f"--rootdir={REPO_ROOT}",
         "--results-dir", str(results),
         "--no-color",

@@ -15,14 +15,28 @@ import pytest
 
 from needle_lib.console import force_utf8_streams
 from needle_lib.plugin.controller import Controller
-from needle_lib.plugin.fixtures import recall_answer, recall_client_pool, scorecard
+from needle_lib.plugin.fixtures import (
+    recall_answer,
+    recall_client_pool,
+    scorecard,
+    search_clients,
+    search_judged,
+)
 from needle_lib.plugin.options import add_options
 from needle_lib.plugin.reports import default_html_report
 from needle_lib.plugin.resume import check_resume
 from needle_lib.plugin.runstate import RunState
-from needle_lib.plugin.session import COLOR_KEY, RUN_DIR_KEY, recall_plan, state_key, use_color
+from needle_lib.plugin.search import HOW_TO_RUN
+from needle_lib.plugin.session import (
+    COLOR_KEY,
+    RUN_DIR_KEY,
+    recall_plan,
+    search_plan,
+    state_key,
+    use_color,
+)
 
-__all__ = ["recall_answer", "recall_client_pool", "scorecard"]
+__all__ = ["recall_answer", "recall_client_pool", "scorecard", "search_clients", "search_judged"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,6 +73,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "search_case" in metafunc.fixturenames:
+        _parametrize_search(metafunc)
     if "recall_case" not in metafunc.fixturenames:
         return
     plan = recall_plan(metafunc.config)
@@ -71,3 +87,30 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             for case in plan.cases
         ],
     )
+
+
+def _parametrize_search(metafunc: pytest.Metafunc) -> None:
+    """Query × engine cases for the module's ``BENCH``; one explanatory skip without
+    ``--queries``, so the default offline run stays green and says how to run them."""
+    bench = getattr(metafunc.module, "BENCH", metafunc.module.__name__.removeprefix("test_"))
+    plan = search_plan(metafunc.config)
+    if plan.queries_path is None:
+        metafunc.parametrize("search_case", [pytest.param(None, id=bench, marks=pytest.mark.skip(
+            reason=HOW_TO_RUN))])
+        return
+    metafunc.parametrize("search_case", [
+        pytest.param(case, id=case.id, marks=[pytest.mark.xdist_group(f"engine-{case.engine}")])
+        for case in plan.cases(bench)
+    ])
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Search runs under xdist default to ``--dist loadgroup`` (one request at a time per
+    engine, for comparable latency), unless the user chose a mode."""
+    explicit = any(a == "--dist" or a.startswith("--dist=") or a == "-d"
+                   for a in config.invocation_params.args)
+    if config.getoption("queries", None) and not explicit and getattr(
+        config.option, "dist", "no"
+    ) == "load":
+        config.option.dist = "loadgroup"

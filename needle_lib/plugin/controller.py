@@ -15,6 +15,8 @@ from needle_lib.jsonio import read_json
 from needle_lib.plugin.dumps import RecallDumps
 from needle_lib.plugin.resume import results_dir
 from needle_lib.plugin.scorecard import record_of
+from needle_lib.plugin.search import HOW_TO_RUN
+from needle_lib.plugin.search_reports import SearchReports, engine_table
 from needle_lib.plugin.session import use_color
 from needle_lib.recall.gates import GateSettings, check_gates
 from needle_lib.recall.results import ERROR, FAILED, PASSED, SKIPPED
@@ -65,8 +67,10 @@ class Controller:
         self.recall = RecallDumps(
             results_dir(config), Path(dump) if dump else None, config.getoption("resume")
         )
+        self.search = SearchReports(results_dir(config), Path(dump) if dump else None)
         self.gates = gate_settings(config)
         self.finished: list[dict[str, Any]] = []
+        self.search_finished: list[dict[str, Any]] = []
         self.gate_failures: list[str] = []
         self.messages: list[str] = []
 
@@ -74,6 +78,8 @@ class Controller:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_of(report)
         if record is None:
+            if report.skipped and HOW_TO_RUN in str(report.longrepr):
+                self._note(HOW_TO_RUN)
             return
         outcome = outcome_of(report, record)
         if outcome is None:
@@ -85,12 +91,17 @@ class Controller:
         if skipped_by_pytest and not case.get("skip_reason"):
             case["skip_reason"] = str(report.longrepr[-1])
         for message in record.get("messages", []):
-            if message not in self.messages:
-                self.messages.append(message)
+            self._note(message)
         if record["kind"] == "recall":
             self.recall.add(record, outcome)
             if record.get("diff") is not None:
                 self._attach_html(report, diff_html(case, record["diff"]))
+        elif record["kind"] == "search":
+            self.search.add(record, outcome)
+
+    def _note(self, message: str) -> None:
+        if message not in self.messages:
+            self.messages.append(message)
 
     @staticmethod
     def _attach_html(report: pytest.TestReport, html: str) -> None:
@@ -100,6 +111,7 @@ class Controller:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.finished = self.recall.finish()
+        self.search_finished = self.search.finish()
         self.gate_failures = check_gates(self.finished, self.gates)
         if self.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -111,13 +123,19 @@ class Controller:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         tr = terminalreporter
-        if self.finished:
-            tr.section("needle recall summary")
+        if self.messages:
+            tr.section("needle")
             for message in self.messages:
                 tr.write_line(message)
+        if self.finished:
+            tr.section("needle recall summary")
             tr.write_line(summary_table(self.finished, color=use_color(self.config)))
             for pair, path in self.recall.paths.items():
                 tr.write_line(f"dump: {pair} → {path}")
+        for pair, search_report in zip(self.search.paths, self.search_finished, strict=True):
+            tr.section(f"needle {search_report['benchmark']} summary")
+            tr.write_line(engine_table(search_report))
+            tr.write_line(f"report: {self.search.paths[pair]}")
         if self.gates.active:
             tr.section("needle gates")
             for line in self.gate_failures:

@@ -30,6 +30,20 @@ def add_options(parser: pytest.Parser) -> None:
     gates.addoption("--max-drop", type=float, default=1.0, metavar="POINTS",
                     help="with --baseline: allowed drop of matched %% in points (default 1)")
 
+    search = parser.getgroup("needle-search", "Needle search retrieval (news, agentic_rare)")
+    search.addoption("--queries", default=None, metavar="PATH",
+                     help="JSONL gold rows (query_id, query, …) or one query per line")
+    search.addoption("--engines", default=None,
+                     help="comma-separated engines (default: keenable,exa; see `needle engines`)")
+    search.addoption("--num-results", type=int, default=5, help="top-K fetched per engine")
+    search.addoption("--snippet-chars", type=int, default=2000,
+                     help="uniform cap on per-result evidence text (0 = no cap)")
+    search.addoption("--limit", type=int, default=None, help="use at most N queries")
+    search.addoption("--judge-model", default=None,
+                     help="relevance judge model (default: $NEEDLE_JUDGE_MODEL or "
+                          "openai/gpt-5.6-terra via OpenRouter)")
+    search.addoption("--judge-concurrency", type=int, default=8)
+
     recall = parser.getgroup("needle-recall", "Needle positional recall")
     recall.addoption("--model", action="append", default=[],
                      help="model config name, config path or raw model id (repeatable)")

@@ -9,11 +9,13 @@ import pytest
 from needle_lib.console import want_color
 from needle_lib.plugin.recall import RecallPlan, build_plan
 from needle_lib.plugin.runstate import RunState
+from needle_lib.plugin.search import SearchPlan, build_search_plan
 from needle_lib.tomlconf import ConfigError
 
 RUN_DIR_KEY = "needle_run_dir"
 plan_key = pytest.StashKey[RecallPlan]()
 state_key = pytest.StashKey[RunState]()
+search_plan_key = pytest.StashKey[SearchPlan]()
 
 
 def recall_plan(config: pytest.Config) -> RecallPlan:
@@ -24,6 +26,16 @@ def recall_plan(config: pytest.Config) -> RecallPlan:
         except (ConfigError, LookupError, ValueError) as exc:
             raise pytest.UsageError(str(exc)) from None
     return config.stash[plan_key]
+
+
+def search_plan(config: pytest.Config) -> SearchPlan:
+    """The run's search plan (queries × engines), built once per process."""
+    if search_plan_key not in config.stash:
+        try:
+            config.stash[search_plan_key] = build_search_plan(config)
+        except (ConfigError, ValueError) as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[search_plan_key]
 
 
 def run_state(config: pytest.Config) -> RunState:

@@ -1,0 +1,121 @@
+"""Loopback fakes for the search benchmarks: two engine APIs and a relevance judge.
+
+One real HTTP server answers Exa's ``POST /search``, Brave's ``GET /res/v1/web/search`` and an
+OpenAI-compatible ``/v1/chat/completions`` judge, each in its documented shape, with results
+and ratings derived deterministically from the query and URL. Point engines at it with
+``NEEDLE_EXA_BASE_URL`` / ``NEEDLE_BRAVE_BASE_URL`` and the judge with
+``NEEDLE_JUDGE_BASE_URL``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+POOL = 8  # distinct URLs per query shared by the engines, so pooling and overlap matter
+
+
+def _digest(text: str) -> int:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+
+
+def fake_urls(query: str, engine: str, count: int) -> list[str]:
+    """``count`` URLs for ``query``: drawn from a per-query pool, in an engine-specific order."""
+    pool = [f"https://www.example{i}.com/{_digest(query) % 997}/story-{i}/" for i in range(POOL)]
+    ranked = sorted(pool, key=lambda url: _digest(engine + url))
+    return ranked[:count]
+
+
+def fake_rating(url: str) -> int:
+    return _digest(url) % 5
+
+
+class FakeSearchServer:
+    def __init__(self) -> None:
+        self.requests: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def env(self) -> dict[str, str]:
+        """Environment that routes exa, brave and the judge to this server."""
+        return {
+            "NEEDLE_EXA_BASE_URL": self.url, "EXA_API_KEY": "fake-exa-key",
+            "NEEDLE_BRAVE_BASE_URL": self.url, "BRAVE_API_KEY": "fake-brave-key",
+            "NEEDLE_JUDGE_BASE_URL": self.url, "OPENROUTER_API_KEY": "fake-judge-key",
+            "NEEDLE_JUDGE_MODEL": "fake-judge",
+        }
+
+    def __enter__(self) -> FakeSearchServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _count(self, what: str) -> None:
+        with self._lock:
+            self.requests[what] += 1
+
+    def _exa(self, body: dict[str, Any]) -> dict[str, Any]:
+        urls = fake_urls(body["query"], "exa", body.get("numResults", 5))
+        return {"results": [{"url": u, "title": f"Exa: {u}", "text": f"snippet about {u}",
+                             "publishedDate": "2026-11-29T00:00:00.000Z"} for u in urls]}
+
+    def _brave(self, params: dict[str, list[str]]) -> dict[str, Any]:
+        urls = fake_urls(params["q"][0], "brave", int(params.get("count", ["5"])[0]))
+        return {"web": {"results": [{"url": u, "title": f"Brave: {u}",
+                                     "description": f"snippet about {u}"} for u in urls]}}
+
+    def _judge(self, body: dict[str, Any]) -> dict[str, Any]:
+        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        url = re.search(r"https?://\S+?(?=[\s<])", prompt)
+        rating = fake_rating(url.group(0)) if url else 0
+        labels = ["FailsM", "SM", "MM", "HM", "FullyM"]
+        content = json.dumps({"rating": rating, "label": labels[rating], "reasoning": "fake"})
+        return {"id": "fake", "object": "chat.completion", "model": body.get("model"),
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}]}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _send(self, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                parsed = urlparse(self.path)
+                server._count("brave")
+                self._send(server._brave(parse_qs(parsed.query)))
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                if self.path.endswith("/chat/completions"):
+                    server._count("judge")
+                    self._send(server._judge(body))
+                else:
+                    server._count("exa")
+                    self._send(server._exa(body))
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        return Handler

@@ -1,0 +1,100 @@
+"""End to end, offline: ``pytest evals -k news`` with loopback engines and judge."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from evalrun import run_evals
+
+from needle_lib.metrics.ndcg import GAINS
+from needle_lib.testing.search_server import FakeSearchServer
+
+QUERIES = "nvidia earnings\nfed rate decision\nstorm warning seattle\nchampions league draw\n"
+
+
+@pytest.fixture
+def search_env(monkeypatch, tmp_path):
+    with FakeSearchServer() as server:
+        for key, value in server.env().items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setenv("NEEDLE_CACHE_DIR", str(tmp_path / "cache"))
+        yield server
+
+
+def _report(results):
+    (path,) = (results / "search").glob("news__*.json")
+    return json.loads(path.read_text())
+
+
+def _dcg(ratings, k=5):
+    return sum(GAINS[r] / math.log2(i + 2) for i, r in enumerate(ratings[:k]))
+
+
+def test_news_report_recomputes_and_second_run_uses_the_judge_cache(
+    pytester, tmp_path, search_env
+):
+    queries = tmp_path / "q.txt"
+    queries.write_text(QUERIES)
+    args = ("-k", "news", "--queries", str(queries), "--engines", "exa,brave", "-n", "2")
+    first = run_evals(pytester, tmp_path / "r1", *args, module="")
+    first.stdout.fnmatch_lines(["*needle news summary*", "*exa*", "*brave*", "*ultimate*1.000*"])
+    assert first.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    report = _report(tmp_path / "r1")
+    assert report["num_queries"] == 4 and report["num_results"] == 5 and report["k"] == 5
+    assert report["judged_pairs"] > 0 and report["judge_requests"] == search_env.requests["judge"]
+    ideal = {row["query_id"]: _dcg(row["penalized_ratings"])
+             for row in report["engines"]["ultimate"]["per_query"]}
+    for name in ("exa", "brave", "ultimate"):
+        engine = report["engines"][name]
+        assert engine["search_errors"] == 0 and engine["judge_errors"] == 0
+        scores = [_dcg(row["penalized_ratings"]) / ideal[row["query_id"]]
+                  for row in engine["per_query"] if ideal.get(row["query_id"])]
+        assert engine["num_scored"] == len(scores) > 0
+        assert engine["mean_ndcg"] == pytest.approx(sum(scores) / len(scores))
+    assert report["engines"]["ultimate"]["mean_ndcg"] == pytest.approx(1.0)
+    judged = search_env.requests["judge"]
+
+    second = run_evals(pytester, tmp_path / "r2", *args, module="")
+    assert second.ret == first.ret
+    assert search_env.requests["judge"] == judged  # every verdict came from the cache
+    assert _report(tmp_path / "r2")["judge_requests"] == 0
+
+
+def test_missing_engine_key_skips_naming_the_variable(pytester, tmp_path, search_env,
+                                                      monkeypatch):
+    monkeypatch.delenv("BRAVE_API_KEY")
+    queries = tmp_path / "q.txt"
+    queries.write_text("one query\n")
+    result = run_evals(pytester, tmp_path, "--queries", str(queries), "--engines", "exa,brave",
+                       "-rs", module="test_news.py")
+    result.stdout.fnmatch_lines(["*brave: set BRAVE_API_KEY to evaluate this engine*"])
+    assert result.parseoutcomes()["skipped"] == 1
+
+
+def test_failing_engine_is_an_error_and_counted(pytester, tmp_path, search_env, monkeypatch):
+    monkeypatch.setenv("NEEDLE_BRAVE_BASE_URL", "http://127.0.0.1:9")  # nothing listens
+    queries = tmp_path / "q.txt"
+    queries.write_text("one query\nanother query\nthird query\n")
+    result = run_evals(pytester, tmp_path, "--queries", str(queries), "--engines", "exa,brave",
+                       module="test_news.py")
+    outcomes = result.parseoutcomes()
+    assert outcomes["errors"] == 2 and outcomes["skipped"] == 1  # fail-fast after two
+    brave = _report(tmp_path)["engines"]["brave"]
+    assert brave["search_errors"] == 2 and brave["num_scored"] == 0 and brave["skipped"] == 1
+    assert brave["mean_ndcg"] is None  # failures are never scored as zero
+
+
+def test_without_queries_the_search_benchmarks_explain_how_to_run(pytester, tmp_path):
+    result = run_evals(pytester, tmp_path, "-rs", module="test_news.py")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*search benchmarks need a query set*--queries*"])
+
+
+def test_malformed_gold_row_names_file_and_line(pytester, tmp_path):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text('{"query_id": "a", "query": "ok"}\n{"query": "no id"}\n')
+    result = run_evals(pytester, tmp_path, "--queries", str(gold), module="test_news.py")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines([f"*{gold}:2: row has no 'query_id'*"])
