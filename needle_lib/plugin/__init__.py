@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from needle_lib.console import force_utf8_streams
+from needle_lib.llm import load_dotenv_once
 from needle_lib.plugin.controller import Controller
 from needle_lib.plugin.fixtures import (
     recall_answer,
@@ -46,6 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)  # before pytest-html reads --html
 def pytest_configure(config: pytest.Config) -> None:
     force_utf8_streams()
+    load_dotenv_once()  # keys and NEEDLE_* settings from .env; exported variables win
     config.addinivalue_line("markers", "needle_recall: a positional-recall case")
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None:
