@@ -152,7 +152,7 @@ def _depth_pages(found: list[Section], manifest: dict[str, NovelSize],
         if size is None:
             continue
         if section.cohort.sha256 != size.sha256:
-            notes.append(f"{section.slug}: corpus sha256 differs from {DEFAULT_MANIFEST.name}; "
+            notes.append(f"{section.slug}: corpus sha256 differs from the novel manifest's; "
                          "left out of the depth map")
             continue
         for run in section.runs:
