@@ -6,15 +6,10 @@ the verdict here is whether the engine put a relevant result in its top K. The h
 nDCG@5 per engine, pooled across engines, is in the run report under ``results/search/``.
 """
 
-import pytest
-
-from needle_lib.plugin.search import relevance_verdict
+from needle_lib.plugin.search import check_relevance
 
 BENCH = "news"
 
 
 def test_news(search_case, search_judged, scorecard):
-    passed, summary = relevance_verdict(search_judged)
-    scorecard.update_case(verdict=summary)
-    if not passed:
-        pytest.fail(summary, pytrace=False)
+    check_relevance(search_judged, scorecard)

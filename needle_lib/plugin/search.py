@@ -120,7 +120,7 @@ def judged_result(result: SearchResult, verdict: Verdict | JudgeError) -> dict[s
 RELEVANT = 2  # "moderately meets" or better
 
 
-def relevance_verdict(case: dict[str, Any]) -> tuple[bool, str]:
+def check_relevance(case: dict[str, Any], scorecard: Any) -> None:
     """The per-case verdict: did the engine put at least one relevant result in its top K?
 
     The headline metric (pooled nDCG) needs every engine's results and is computed in the
@@ -130,7 +130,9 @@ def relevance_verdict(case: dict[str, Any]) -> tuple[bool, str]:
     best = max(ratings, default=0)
     summary = (f"{case['engine']} on {case['query']!r}: ratings {ratings} "
                f"(best {best}; relevant means ≥ {RELEVANT})")
-    return best >= RELEVANT, summary
+    scorecard.update_case(verdict=summary)
+    if best < RELEVANT:
+        pytest.fail(summary, pytrace=False)
 
 
 class SearchClients:

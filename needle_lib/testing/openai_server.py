@@ -13,10 +13,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from needle_lib.recall.reference import reference_answer
+from needle_lib.testing.loopback import LoopbackServer, Response
 
 Behaviour = Callable[[list[dict]], str]
 
@@ -43,7 +43,7 @@ class ServerStats:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(LoopbackServer):
     """``with FakeOpenAIServer("perfect") as server: server.url``."""
 
     def __init__(self, behaviour: str = "perfect", *, latency: float = 0.0,
@@ -54,23 +54,9 @@ class FakeOpenAIServer:
         self.latency = latency
         self.stats = ServerStats()
         self._slots = threading.Semaphore(slots) if slots else None
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> FakeOpenAIServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _respond(self, body: dict[str, Any]) -> tuple[int, str, bytes]:
+    def _respond(self, body: dict[str, Any]) -> Response:
         if self.behaviour in FAILURES:
             return FAILURES[self.behaviour]
         content = BEHAVIOURS[self.behaviour](body.get("messages", []))
@@ -84,38 +70,20 @@ class FakeOpenAIServer:
         }
         return 200, "application/json", json.dumps(completion).encode()
 
-    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
-        length = int(handler.headers.get("Content-Length", 0))
-        body = json.loads(handler.rfile.read(length) or b"{}")
+    def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
+        request = json.loads(body or b"{}")
         with self.stats.lock:
             self.stats.requests += 1
             self.stats.max_tokens_seen.append(
-                body.get("max_tokens") or body.get("max_completion_tokens") or 0
+                request.get("max_tokens") or request.get("max_completion_tokens") or 0
             )
-            self.stats.auth_headers.append(handler.headers.get("Authorization", ""))
+            self.stats.auth_headers.append(headers.get("Authorization", ""))
         if self._slots:
             with self._slots:
                 time.sleep(self.latency)
         elif self.latency:
             time.sleep(self.latency)
-        status, content_type, payload = self._respond(body)
-        handler.send_response(status)
-        handler.send_header("Content-Type", content_type)
-        handler.send_header("Content-Length", str(len(payload)))
-        handler.end_headers()
-        handler.wfile.write(payload)
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                server._handle(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        return Handler
+        return self._respond(request)
 
 
 def main() -> None:

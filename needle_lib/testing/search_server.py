@@ -14,9 +14,10 @@ import json
 import re
 import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
+
+from needle_lib.testing.loopback import LoopbackServer, Response
 
 POOL = 8  # distinct URLs per query shared by the engines, so pooling and overlap matter
 
@@ -36,17 +37,11 @@ def fake_rating(url: str) -> int:
     return _digest(url) % 5
 
 
-class FakeSearchServer:
+class FakeSearchServer(LoopbackServer):
     def __init__(self) -> None:
         self.requests: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        super().__init__()
 
     def env(self) -> dict[str, str]:
         """Environment that routes exa, brave and the judge to this server."""
@@ -56,18 +51,6 @@ class FakeSearchServer:
             "NEEDLE_JUDGE_BASE_URL": self.url, "OPENROUTER_API_KEY": "fake-judge-key",
             "NEEDLE_JUDGE_MODEL": "fake-judge",
         }
-
-    def __enter__(self) -> FakeSearchServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _count(self, what: str) -> None:
-        with self._lock:
-            self.requests[what] += 1
 
     def _exa(self, body: dict[str, Any]) -> dict[str, Any]:
         urls = fake_urls(body["query"], "exa", body.get("numResults", 5))
@@ -89,33 +72,14 @@ class FakeSearchServer:
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": content}}]}
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _send(self, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                parsed = urlparse(self.path)
-                server._count("brave")
-                self._send(server._brave(parse_qs(parsed.query)))
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                if self.path.endswith("/chat/completions"):
-                    server._count("judge")
-                    self._send(server._judge(body))
-                else:
-                    server._count("exa")
-                    self._send(server._exa(body))
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        return Handler
+    def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
+        parsed = urlparse(path)
+        if method == "GET":
+            what, payload = "brave", self._brave(parse_qs(parsed.query))
+        elif parsed.path.endswith("/chat/completions"):
+            what, payload = "judge", self._judge(json.loads(body))
+        else:
+            what, payload = "exa", self._exa(json.loads(body))
+        with self._lock:
+            self.requests[what] += 1
+        return 200, "application/json", json.dumps(payload).encode()

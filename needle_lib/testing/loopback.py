@@ -1,0 +1,55 @@
+"""A threaded HTTP server on 127.0.0.1 and a free port: the base of every loopback fake."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+Response = tuple[int, str, bytes]  # status, content type, body
+
+
+class LoopbackServer:
+    """Subclasses answer requests in ``handle``; ``with Server() as s: s.url``."""
+
+    def __init__(self) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
+        raise NotImplementedError
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
+                status, content_type, payload = server.handle(
+                    self.command, self.path, self.headers, body
+                )
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_GET = do_POST = _serve
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        return Handler
