@@ -22,23 +22,26 @@ def chromium() -> str:
     return path
 
 
-def screenshot(page: Path, out: Path, tmp: Path, *, size: str = "1280,900") -> Path:
-    """Render ``page`` (a local file) headless and save a PNG screenshot."""
+def run_chromium(page: Path, profile: Path, *args: str) -> str:
+    """Load a local page headless with its own profile (so browsers can run in parallel);
+    returns stdout (the DOM with ``--dump-dom``)."""
     result = subprocess.run(
-        [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp / 'chromium-profile'}",
-         f"--window-size={size}", f"--screenshot={out}", page.resolve().as_uri()],
-        capture_output=True, text=True, timeout=120,
+        [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args,
+         page.resolve().as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
     )
-    assert out.is_file(), f"chromium wrote no screenshot: {result.stderr[-2000:]}"
+    return result.stdout
+
+
+def screenshot(page: Path, out: Path, tmp: Path, *, size: str = "1280,900") -> Path:
+    """Render ``page`` and save a PNG screenshot."""
+    run_chromium(page, tmp / "chromium-shot", f"--window-size={size}", f"--screenshot={out}")
+    assert out.is_file(), f"chromium wrote no screenshot of {page}"
     return out
 
 
 def dom_text(page: Path, tmp: Path) -> str:
-    """The page's DOM after scripts ran (``--dump-dom``)."""
-    result = subprocess.run(
-        [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp / 'chromium-dom'}",
-         "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()],
-        capture_output=True, text=True, timeout=120,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    return result.stdout
+    """The page's DOM after scripts ran."""
+    dom = run_chromium(page, tmp / "chromium-dom", "--virtual-time-budget=5000", "--dump-dom")
+    assert dom, f"chromium returned no DOM for {page}"
+    return dom

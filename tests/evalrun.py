@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from needle_lib.paths import REPO_ROOT
+from needle_lib.testing.openai_server import FakeOpenAIServer
 
 EVALS = REPO_ROOT / "evals"
 
@@ -27,3 +32,25 @@ def run_evals(pytester: pytest.Pytester, results: Path, *args: str,
 
 def load_dump(results: Path, name: str) -> dict[str, Any]:
     return json.loads((results / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def record_run(results: Path, behaviour: str | None, model: str, corpora: list[str],
+               *extra: str) -> None:
+    """Run ``pytest evals`` for real: the built-in reference model, or a loopback fake server."""
+    server = FakeOpenAIServer(behaviour) if behaviour else nullcontext()
+    with server:
+        url = ["--base-url", server.url] if behaviour else []
+        subprocess.run(
+            [sys.executable, "-m", "pytest", str(REPO_ROOT / "evals"), f"--rootdir={REPO_ROOT}",
+             "-p", "no:cacheprovider", "-q", "--no-color", "--results-dir", str(results),
+             "--model", model, *url, *(f"--corpus={c}" for c in corpora), *extra],
+            cwd=REPO_ROOT, capture_output=True, check=False, timeout=120,
+        )
+    for corpus in corpora:
+        assert (results / f"{corpus}__{model}.json").exists(), f"no dump for {corpus}/{model}"
+
+
+def record_runs(results: Path, specs: list[tuple]) -> None:
+    with ThreadPoolExecutor(len(specs)) as pool:
+        for future in [pool.submit(record_run, results, *spec) for spec in specs]:
+            future.result()

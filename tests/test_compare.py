@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_dashboard import record_runs
+from evalrun import record_runs
 
 from needle_lib.cli import main
 from needle_lib.dashboard.paired import ComparisonError, compare_runs

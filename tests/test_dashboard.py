@@ -6,14 +6,12 @@ from __future__ import annotations
 import copy
 import json
 import re
-import shutil
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
+from browser import chromium, run_chromium
+from evalrun import record_runs
 
 from needle_lib.cli import main
 from needle_lib.dashboard import charts
@@ -22,35 +20,7 @@ from needle_lib.dashboard.paired import one_knob_pairs
 from needle_lib.dashboard.positions import load_manifest
 from needle_lib.dashboard.runs import DumpError, load_run, parse_run, scan_results
 from needle_lib.jsonio import write_json_atomic
-from needle_lib.paths import REPO_ROOT
 from needle_lib.recall.results import finalize
-from needle_lib.testing.openai_server import FakeOpenAIServer
-
-CHROMIUM = shutil.which("chromium")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-def record_run(results: Path, behaviour: str | None, model: str, corpora: list[str],
-               *extra: str) -> None:
-    """Run ``pytest evals`` for real: the built-in reference model, or a loopback fake server."""
-    server = FakeOpenAIServer(behaviour) if behaviour else nullcontext()
-    with server:
-        url = ["--base-url", server.url] if behaviour else []
-        subprocess.run(
-            [sys.executable, "-m", "pytest", str(REPO_ROOT / "evals"), f"--rootdir={REPO_ROOT}",
-             "-p", "no:cacheprovider", "-q", "--no-color", "--results-dir", str(results),
-             "--model", model, *url, *(f"--corpus={c}" for c in corpora), *extra],
-            cwd=REPO_ROOT, capture_output=True, check=False, timeout=120,
-        )
-    for corpus in corpora:
-        assert (results / f"{corpus}__{model}.json").exists(), f"no dump for {corpus}/{model}"
-
-
-def record_runs(results: Path, specs: list[tuple]) -> None:
-    with ThreadPoolExecutor(len(specs)) as pool:
-        for future in [pool.submit(record_run, results, *spec) for spec in specs]:
-            future.result()
 
 
 def truncated(source: Path, target: Path, keep: int) -> None:
@@ -230,20 +200,13 @@ def test_cli_builds_and_prints_notes(results, tmp_path, capsys):
     assert main(["dashboard", "--results", str(tmp_path / "missing")]) == 2
 
 
-def chromium(page: Path, profile: Path, *args: str) -> str:
-    return subprocess.run(
-        [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
-        capture_output=True, text=True, timeout=60, check=False).stdout
-
-
 def test_pages_render_offline_in_chromium(built, tmp_path):
-    if CHROMIUM is None:
-        pytest.skip("chromium not installed: apt-get install -y chromium")
+    chromium()  # skips, saying so, where Chromium is not installed
     out, _ = built
     pages = {tmp_path / "index.png": out / "index.html",
              tmp_path / "chart.png": out / "http_server" / "leaderboard.html"}
     with ThreadPoolExecutor(len(pages)) as pool:  # separate profiles, so browsers run in parallel
-        doms = list(pool.map(lambda item: chromium(
+        doms = list(pool.map(lambda item: run_chromium(
             item[1], tmp_path / item[0].stem, f"--screenshot={item[0]}", "--dump-dom",
             "--virtual-time-budget=3000", "--window-size=1280,900"), pages.items()))
     for png, page in pages.items():
