@@ -71,6 +71,17 @@ def test_broken_server_errors_then_fails_fast(pytester, tmp_path, behaviour):
     assert all(c["error"] for c in dump["cases"] if c["outcome"] == "error")
 
 
+def test_context_overflow_is_one_clear_error_with_the_fix(pytester, tmp_path):
+    with FakeOpenAIServer("overflow") as server:
+        result = run_evals(pytester, tmp_path, *SELECT, "--model", "m", "--base-url", server.url)
+    result.assert_outcomes(errors=2, skipped=2)
+    assert server.stats.requests == 1  # the preflight; a 400 is not retried
+    output = result.stdout.str()
+    assert "4096" in output and "--ctx-size" in output and "lms load" in output
+    error = load_dump(tmp_path, "http_server__m")["cases"][0]["error"]
+    assert "context" in error and "4096" in error
+
+
 def test_secrets_never_reach_dumps_or_output(pytester, tmp_path):
     secret_flag = "sk-flag-0123456789abcdefghij"
     secret_file = "sk-file-9876543210zyxwvutsrq"

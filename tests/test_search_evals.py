@@ -54,6 +54,8 @@ def test_news_report_recomputes_and_second_run_uses_the_judge_cache(
         assert engine["num_scored"] == len(scores) > 0
         assert engine["mean_ndcg"] == pytest.approx(sum(scores) / len(scores))
     assert report["engines"]["ultimate"]["mean_ndcg"] == pytest.approx(1.0)
+    (html,) = (tmp_path / "r1" / "reports").glob("*.html")
+    assert "needle-search" in html.read_text() and "judge reasoning" in html.read_text()
     judged = search_env.requests["judge"]
 
     second = run_evals(pytester, tmp_path / "r2", *args, module="")

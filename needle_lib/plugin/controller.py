@@ -20,7 +20,7 @@ from needle_lib.plugin.search_reports import SearchReports, engine_table
 from needle_lib.plugin.session import use_color
 from needle_lib.recall.gates import GateSettings, check_gates
 from needle_lib.recall.results import ERROR, FAILED, PASSED, SKIPPED
-from needle_lib.report.html import diff_html, summary_html
+from needle_lib.report.html import diff_html, search_case_html, summary_html
 from needle_lib.report.terminal import summary_table
 
 
@@ -98,6 +98,7 @@ class Controller:
                 self._attach_html(report, diff_html(case, record["diff"]))
         elif record["kind"] == "search":
             self.search.add(record, outcome)
+            self._attach_html(report, search_case_html(case))
 
     def _note(self, message: str) -> None:
         if message not in self.messages:

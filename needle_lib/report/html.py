@@ -56,3 +56,23 @@ def summary_html(dumps: Sequence[dict[str, Any]]) -> str:
         '<h2>Needle recall summary</h2><table id="needle-summary" border="1" '
         f'style="border-collapse:collapse">{header}{"".join(rows)}</table>'
     )
+
+
+def search_case_html(case: dict[str, Any]) -> str:
+    """A judged search case: the engine's results in rank order with their verdicts."""
+    rows = []
+    for rank, result in enumerate(case.get("results", []), start=1):
+        verdict = (f"{result['rating']} {result['label']}" if result.get("rating") is not None
+                   else f"judge error: {result.get('judge_error', '')}")
+        rows.append(
+            f"<tr><td>{rank}</td><td>{escape(verdict)}</td>"
+            f"<td><a href=\"{escape(result['url'])}\">{escape(result.get('title') or '')}</a>"
+            f"<br><small>{escape((result.get('snippet') or '')[:300])}</small></td>"
+            f"<td><small>{escape(result.get('reasoning') or '')}</small></td></tr>"
+        )
+    error = case.get("search_error")
+    head = escape(f"{case['engine']} · {case['query']}") + (
+        f" — search error: {escape(error)}" if error else "")
+    return (f'<div class="needle-search"><p><b>{head}</b></p><table border="1" '
+            f'style="border-collapse:collapse"><tr><th>#</th><th>rating</th><th>result</th>'
+            f'<th>judge reasoning</th></tr>{"".join(rows)}</table></div>')

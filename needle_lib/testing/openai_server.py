@@ -32,6 +32,11 @@ FAILURES = {
     "http500": (500, "application/json", b'{"error": {"message": "internal error"}}'),
     "html": (200, "text/html", b"<!DOCTYPE html><html><body><h1>Welcome</h1></body></html>"),
     "broken-json": (200, "application/json", b'{"choices": [{"message": {"content": "a'),
+    # llama.cpp's answer when the prompt does not fit the loaded context
+    "overflow": (400, "application/json", json.dumps({"error": {
+        "code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": 83210,
+        "n_ctx": 4096, "message": "request (83210 tokens) exceeds the available context size "
+                                  "(4096 tokens), try increasing it"}}).encode()),
 }
 
 
