@@ -100,3 +100,12 @@ def test_malformed_gold_row_names_file_and_line(pytester, tmp_path):
     result = run_evals(pytester, tmp_path, "--queries", str(gold), module="test_news.py")
     assert result.ret != 0
     result.stdout.fnmatch_lines([f"*{gold}:2: row has no 'query_id'*"])
+
+
+def test_unknown_engine_is_named_with_the_known_ones(pytester, tmp_path):
+    queries = tmp_path / "q.txt"
+    queries.write_text("one query\n")
+    result = run_evals(pytester, tmp_path, "--queries", str(queries), "--engines", "exa,nope",
+                       module="test_news.py")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*unknown engine(s) nope; known: keenable*brave*"])

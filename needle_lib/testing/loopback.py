@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 Response = tuple[int, str, bytes]  # status, content type, body
 
 
-class LoopbackServer:
+class LoopbackServer(ABC):
     """Subclasses answer requests in ``handle``; ``with Server() as s: s.url``."""
 
     def __init__(self) -> None:
@@ -29,8 +30,9 @@ class LoopbackServer:
         self._server.shutdown()
         self._server.server_close()
 
+    @abstractmethod
     def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
-        raise NotImplementedError
+        """Answer one request."""
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
