@@ -135,3 +135,11 @@ def test_broken_model_config_names_the_file(pytester, tmp_path):
     result = run_evals(pytester, tmp_path, *SELECT, "--model", str(bad))
     assert result.ret != pytest.ExitCode.OK
     result.stdout.fnmatch_lines([f"*{bad}*temprature*"])
+
+
+def test_missing_key_file_is_an_error_naming_the_file(pytester, tmp_path):
+    config = tmp_path / "hosted.toml"
+    config.write_text('name = "hosted"\napi_key_file = "/nonexistent/hosted.key"\n')
+    result = run_evals(pytester, tmp_path, *SELECT, "--model", str(config))
+    result.assert_outcomes(errors=2, skipped=2)
+    result.stdout.fnmatch_lines(["*api_key_file /nonexistent/hosted.key cannot be read*"])

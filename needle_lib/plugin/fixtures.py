@@ -60,8 +60,12 @@ def recall_answer(
     model = f"model {recall_case.model.key}"
     _fail_fast(config, scorecard, model)
 
-    client = recall_client_pool.get(recall_case.model)
-    error = state.preflight(recall_case.pair, lambda: preflight(client, recall_case))
+    try:
+        client = recall_client_pool.get(recall_case.model)  # resolves the API key
+    except ConfigError as exc:
+        error: str | None = f"model {recall_case.model.key}: {exc}"
+    else:
+        error = state.preflight(recall_case.pair, lambda: preflight(client, recall_case))
     if error is None:
         scorecard.update_case(requested_at=round(time.time(), 3))
         try:
