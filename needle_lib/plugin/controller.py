@@ -13,11 +13,10 @@ import pytest
 
 from needle_lib.jsonio import read_json
 from needle_lib.plugin.dumps import RecallDumps
-from needle_lib.plugin.resume import results_dir
 from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.search import HOW_TO_RUN
 from needle_lib.plugin.search_reports import SearchReports, engine_table
-from needle_lib.plugin.session import use_color
+from needle_lib.plugin.session import dump_path, results_dir, use_color
 from needle_lib.recall.gates import GateSettings, check_gates
 from needle_lib.recall.results import ERROR, FAILED, PASSED, SKIPPED
 from needle_lib.report.html import diff_html, search_case_html, summary_html
@@ -64,9 +63,7 @@ class Controller:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         dump = config.getoption("dump")
-        self.recall = RecallDumps(
-            results_dir(config), Path(dump) if dump else None, config.getoption("resume")
-        )
+        self.recall = RecallDumps(lambda pair: dump_path(config, pair), config.getoption("resume"))
         self.search = SearchReports(results_dir(config), Path(dump) if dump else None)
         self.gates = gate_settings(config)
         self.finished: list[dict[str, Any]] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,17 +13,11 @@ from needle_lib.recall.results import FAILED, PASSED, finalize, new_dump
 class RecallDumps:
     """One dump per (corpus, model), owned by the controller process only."""
 
-    def __init__(self, results_dir: Path, dump_path: Path | None, resume: bool) -> None:
-        self.results_dir = results_dir
-        self.dump_path = dump_path
+    def __init__(self, path_for: Callable[[str], Path], resume: bool) -> None:
+        self.path_for = path_for
         self.resume = resume
         self.dumps: dict[str, dict[str, Any]] = {}
         self.paths: dict[str, Path] = {}
-
-    def path_for(self, pair: str) -> Path:
-        if self.dump_path is not None:
-            return self.dump_path
-        return self.results_dir / f"{pair}.json"
 
     def _open(self, record: dict[str, Any]) -> dict[str, Any]:
         pair = record["pair"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -243,7 +242,3 @@ def preflight(client: ChatClient, case: RecallCase) -> str | None:
     except (LLMError, ConfigError) as exc:
         return f"preflight for {case.pair} failed: {exc}"
     return None
-
-
-def result_path(results_dir: Path, pair: str) -> Path:
-    return results_dir / f"{pair}.json"

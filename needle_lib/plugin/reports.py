@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from needle_lib.paths import REPO_ROOT
-from needle_lib.plugin.resume import results_dir
+from needle_lib.plugin.session import results_dir
 
 EVALS_DIR = REPO_ROOT / "evals"
 

@@ -8,7 +8,6 @@ describes neither.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from needle_lib.jsonio import read_json
 from needle_lib.llm import ChatResult
 from needle_lib.plugin.recall import RecallCase, RecallPlan
+from needle_lib.plugin.session import dump_path
 from needle_lib.recall.results import (
     FAILED,
     PASSED,
@@ -25,18 +25,6 @@ from needle_lib.recall.results import (
 )
 
 _cache_key = pytest.StashKey[dict[str, dict[str, dict[str, Any]]]]()
-
-
-def results_dir(config: pytest.Config) -> Path:
-    from needle_lib.paths import RESULTS_DIR
-
-    value = config.getoption("results_dir")
-    return Path(value) if value else RESULTS_DIR
-
-
-def dump_path(config: pytest.Config, pair: str) -> Path:
-    explicit = config.getoption("dump")
-    return Path(explicit) if explicit else results_dir(config) / f"{pair}.json"
 
 
 def check_resume(config: pytest.Config, plan: RecallPlan) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
 from needle_lib.console import want_color
+from needle_lib.paths import RESULTS_DIR
 from needle_lib.plugin.recall import RecallPlan, build_plan
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.search import SearchPlan, build_search_plan
@@ -36,6 +38,17 @@ def search_plan(config: pytest.Config) -> SearchPlan:
         except (ConfigError, ValueError) as exc:
             raise pytest.UsageError(str(exc)) from None
     return config.stash[search_plan_key]
+
+
+def results_dir(config: pytest.Config) -> Path:
+    value = config.getoption("results_dir")
+    return Path(value) if value else RESULTS_DIR
+
+
+def dump_path(config: pytest.Config, pair: str) -> Path:
+    """``--dump`` when given (a single (corpus, model) run), else ``<results>/<pair>.json``."""
+    explicit = config.getoption("dump")
+    return Path(explicit) if explicit else results_dir(config) / f"{pair}.json"
 
 
 def run_state(config: pytest.Config) -> RunState:
