@@ -200,6 +200,12 @@ def build_plan(config: pytest.Config) -> RecallPlan:
     models = [resolve_model(name, overrides) for name in names]
     messages = [REFERENCE_NOTE] if not opt("model") else []
     messages += [m.note for m in models if m.note]
+    pairs = len(suites) * len(models)
+    if opt("dump") and pairs > 1:
+        raise ConfigError(
+            f"--dump names one file, but this run has {pairs} (corpus, model) pairs; "
+            "select one corpus (--corpus) and one model, or drop --dump"
+        )
     return RecallPlan(
         suites=suites,
         models=models,
