@@ -25,14 +25,15 @@ from fractions import Fraction
 from needle_lib.recall.corpus import ScoringPolicy, split_lines
 from needle_lib.recall.extract import BLANK, CODE, PROSE_KINDS
 
-SCORER_VERSION = "needle-score-4"
+SCORER_VERSION = "needle-score-5"
 PASS_THRESHOLD = Fraction(2, 5)
 
 # Line statuses, in the diff and the dumps.
 MATCHED, MISSING, REINDENTED = "matched", "missing", "reindented"
 HALLUCINATED, BONUS, INELIGIBLE = "hallucinated", "bonus", "ineligible"
 
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_LEADING_THINK = re.compile(r"\s*<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_OPEN_THINK = re.compile(r"\s*<think>", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _COMMENTARY = re.compile(
     r"^(here (is|are)\b|sure\b|certainly\b|okay\b|of course\b|below (is|are)\b|"
@@ -42,29 +43,42 @@ _COMMENTARY = re.compile(
 )
 
 
+def _strip_reasoning(text: str) -> str:
+    """Drop reasoning that precedes the answer: leading ``<think>…</think>`` blocks, or the
+    text up to a line ending in ``</think>`` (left by a prefilled think turn).
+
+    Only reasoning *before* the answer is removed: source code may itself contain the
+    literal text ``<think>`` (a scorer quoting it, say), and that is part of the answer.
+    """
+    while match := _LEADING_THINK.match(text):
+        text = text[match.end() :]
+    if _OPEN_THINK.match(text):
+        return ""  # unterminated reasoning: no answer after it
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if line.rstrip().lower().endswith("</think>"):
+            return "\n".join(lines[index + 1 :])
+    return text
+
+
 def clean_answer(text: str) -> list[str]:
     """The lines a model meant as its answer.
 
-    Drops reasoning (``<think>`` blocks, or everything before a lone ``</think>`` left by a
-    prefilled think turn), takes the first fenced block when there is one, and trims
-    commentary lines around the code. Commentary starts at column 0: body lines are
-    indented, and an indented ``output: list = []`` or ``Note: ...`` docstring line is part
-    of the answer. Leading and trailing blank lines go too: blanks never earn credit, so
-    trimming them cannot change a score.
+    Drops leading reasoning, takes the fenced block when the answer opens with one (after
+    any commentary), and trims commentary lines around the code. Commentary starts at
+    column 0: body lines are indented, and an indented ``output: list = []`` or ``Note: ...``
+    docstring line is part of the answer. A fence deeper in the answer is source text (a
+    docstring showing markdown), not packaging. Leading and trailing blank lines go too:
+    blanks never earn credit, so trimming them cannot change a score.
     """
-    text = _THINK_BLOCK.sub("", text)
-    lowered = text.lower()
-    if "</think>" in lowered:
-        text = text[lowered.rindex("</think>") + len("</think>") :]
-    elif "<think>" in lowered:
-        text = text[: lowered.index("<think>")]  # unterminated reasoning: no answer after it
-    lines = split_lines(text.replace("\r\n", "\n"))
-    fence = next((i for i, line in enumerate(lines) if _FENCE.match(line)), None)
-    if fence is not None:
+    lines = split_lines(_strip_reasoning(text).replace("\r\n", "\n"))
+    opening = next((i for i, line in enumerate(lines)
+                    if line.strip() and not _COMMENTARY.match(line)), None)
+    if opening is not None and _FENCE.match(lines[opening]):
         close = next(
-            (i for i in range(fence + 1, len(lines)) if _FENCE.match(lines[i])), len(lines)
+            (i for i in range(opening + 1, len(lines)) if _FENCE.match(lines[i])), len(lines)
         )
-        lines = lines[fence + 1 : close]
+        lines = lines[opening + 1 : close]
     else:
         while lines and (not lines[0].strip() or _COMMENTARY.match(lines[0])):
             lines.pop(0)
