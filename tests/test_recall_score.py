@@ -20,6 +20,7 @@ from needle_lib.recall.score import (
     clean_answer,
     score_answer,
 )
+from needle_lib.report.terminal import composition_line
 
 STRICT = ScoringPolicy()
 RELAXED = ScoringPolicy(relax_indent=True)
@@ -258,7 +259,9 @@ def test_composition_counts() -> None:
         "prose": {"matched": 2, "total": 3},
         "blank_skipped": 2,
     }
-    assert score.composition_line() == "code 1/2 · prose 2/3 · 2 blank skipped"
+    assert composition_line(score.composition) == (
+        "composition: code 1/2 · prose 2/3 · 2 blank skipped"
+    )
     assert score.hallucinated == 1
 
 

@@ -45,9 +45,6 @@ class ScoringPolicy:
     count_comments: bool = True
     relax_indent: bool = False
 
-    def is_default(self) -> bool:
-        return self == ScoringPolicy()
-
 
 @dataclass(frozen=True)
 class CorpusConfig:
@@ -136,12 +133,6 @@ class Corpus:
     @property
     def multi_file(self) -> bool:
         return len(self.files) > 1
-
-    def file_at(self, line: int) -> CorpusFile:
-        for file in reversed(self.files):
-            if line >= file.first_line:
-                return file
-        return self.files[0]
 
     def describe(self) -> dict:
         """The corpus block of a dump: enough to prove two runs read the same text."""

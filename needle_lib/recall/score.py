@@ -120,14 +120,6 @@ class Score:
     def passed(self) -> bool:
         return self.scored > 0 and Fraction(self.matched, self.scored) >= PASS_THRESHOLD
 
-    def composition_line(self) -> str:
-        code, prose = self.composition["code"], self.composition["prose"]
-        assert isinstance(code, dict) and isinstance(prose, dict)
-        return (
-            f"code {code['matched']}/{code['total']} · prose {prose['matched']}/{prose['total']}"
-            f" · {self.composition['blank_skipped']} blank skipped"
-        )
-
     def to_json(self) -> dict:
         data = asdict(self)
         data.pop("diff")
