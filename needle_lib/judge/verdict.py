@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 #: Google "Needs Met" rating → label. The labels are the exact strings the prompt asks for.
 LABELS: dict[int, str] = {0: "FailsM", 1: "SM", 2: "MM", 3: "HM", 4: "FullyM"}
@@ -30,14 +30,6 @@ class Verdict:
     label: str
     reasoning: str
     cached: bool = False
-
-    def to_record(self) -> dict[str, Any]:
-        return {
-            "rating": self.rating,
-            "label": self.label,
-            "reasoning": self.reasoning,
-            "cached": self.cached,
-        }
 
 
 class JudgeError(Exception):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -43,9 +43,6 @@ class ChatResult:
     latency_s: float
     model: str | None
     attempts: int
-
-    def to_record(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
