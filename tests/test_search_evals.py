@@ -109,3 +109,15 @@ def test_unknown_engine_is_named_with_the_known_ones(pytester, tmp_path):
                        module="test_news.py")
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*unknown engine(s) nope; known: keenable*brave*"])
+
+
+def test_parallel_search_runs_group_cases_by_engine(pytester, tmp_path, search_env):
+    queries = tmp_path / "q.txt"
+    queries.write_text("one query\nanother query\n")
+    result = run_evals(pytester, tmp_path, "--queries", str(queries), "--engines", "exa,brave",
+                       "-n", "2", "-v", module="test_news.py")
+    result.stdout.fnmatch_lines(["*scheduling tests via LoadGroupScheduling*"])
+    explicit = run_evals(pytester, tmp_path / "explicit", "--queries", str(queries),
+                         "--engines", "exa,brave", "-n", "2", "-v", "--dist", "load",
+                         module="test_news.py")
+    explicit.stdout.fnmatch_lines(["*scheduling tests via LoadScheduling*"])

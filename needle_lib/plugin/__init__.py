@@ -54,6 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[state_key] = RunState(Path(tempfile.mkdtemp(prefix="needle-run-")))
         config.pluginmanager.register(Controller(config), "needle-controller")
         default_html_report(config)
+        _default_dist_for_search(config)
     else:
         config.stash[state_key] = RunState(Path(workerinput[RUN_DIR_KEY]))
 
@@ -106,10 +107,10 @@ def _parametrize_search(metafunc: pytest.Metafunc) -> None:
     ])
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_cmdline_main(config: pytest.Config) -> None:
+def _default_dist_for_search(config: pytest.Config) -> None:
     """Search runs under xdist default to ``--dist loadgroup`` (one request at a time per
-    engine, for comparable latency), unless the user chose a mode."""
+    engine, for comparable latency), unless the user chose a mode. xdist has already turned
+    ``-n`` into ``load`` by now and picks its scheduler from this value at session start."""
     explicit = any(a == "--dist" or a.startswith("--dist=") or a == "-d"
                    for a in config.invocation_params.args)
     if config.getoption("queries", None) and not explicit and getattr(

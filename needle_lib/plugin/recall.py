@@ -234,17 +234,16 @@ class RecallClients:
         self._clients.clear()
 
 
-def ask(client: ChatClient, case: RecallCase) -> ChatResult:
+def ask(client: ChatClient, case: RecallCase, *, max_tokens: int | None = None) -> ChatResult:
     messages = case.messages()
-    return client.complete(messages, prompt_chars=sum(len(m["content"]) for m in messages))
+    return client.complete(messages, max_tokens=max_tokens,
+                           prompt_chars=sum(len(m["content"]) for m in messages))
 
 
 def preflight(client: ChatClient, case: RecallCase) -> str | None:
     """A cheap request with the real prompt shape; the error text when it fails."""
     try:
-        messages = case.messages()
-        client.complete(messages, max_tokens=16,
-                        prompt_chars=sum(len(m["content"]) for m in messages))
+        ask(client, case, max_tokens=16)
     except (LLMError, ConfigError) as exc:
         return f"preflight for {case.pair} failed: {exc}"
     return None

@@ -53,6 +53,7 @@ class SearchPlan:
     judge_model: str
     judge_concurrency: int
     sampling: dict[str, Any]
+    queries_sha256: str | None
 
     def cases(self, bench: str) -> list[SearchCase]:
         return [SearchCase(bench, q, e) for q in self.queries for e in self.engines]
@@ -67,7 +68,7 @@ class SearchPlan:
             "bench": bench,
             "queries": {
                 "path": str(self.queries_path),
-                "sha256": hashlib.sha256(self.queries_path.read_bytes()).hexdigest(),
+                "sha256": self.queries_sha256,
                 "count": len(self.queries),
             },
             "engines": self.engines,
@@ -104,6 +105,8 @@ def build_search_plan(config: pytest.Config) -> SearchPlan:
         judge_model=judge_model_config(opt("judge_model")).name,
         judge_concurrency=opt("judge_concurrency"),
         sampling=sampling,
+        # hashed once here, not per case: the header rides on every case record
+        queries_sha256=hashlib.sha256(path.read_bytes()).hexdigest() if path else None,
     )
 
 
