@@ -1,15 +1,19 @@
-"""The shared HTTP base: bounded exponential backoff on 429/5xx/connection errors, none on
-other 4xx or timeouts, latency recorded per successful search, and a key-free repr."""
+"""The shared HTTP base under the one retry policy: 429/500/502/503/504, connection errors and
+timeouts retried with exponential backoff (1 s base, 30 s cap) or the server's Retry-After
+(seconds or HTTP date, capped); other 4xx never; retries counted per outcome."""
 
 from __future__ import annotations
 
 import ssl
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import httpx
 import pytest
 import respx
 
-from needle_lib.search import RetryPolicy, SearchClient, make_engine
+from needle_lib.net.retry import parse_retry_after
+from needle_lib.search import ENGINES, RetryPolicy, SearchClient, make_engine
 
 URL = "https://api.exa.ai/search"
 KEY = "exa-SECRET-key"
@@ -39,28 +43,56 @@ async def _run(responses: list, retry: RetryPolicy | None = None):
     return outcome, route.call_count, sleeps.delays, samples
 
 
-@pytest.mark.parametrize("status", [429, 500, 502, 503])
+@pytest.mark.parametrize("status", [429, 500, 502, 503, 504])
 async def test_transient_status_is_retried_then_succeeds(status: int) -> None:
     outcome, calls, delays, samples = await _run([httpx.Response(status), OK])
     assert outcome.ok
     assert [r.url for r in outcome.results] == ["https://a.example/"]
     assert calls == 2
-    assert delays == [0.5]
+    assert delays == [1.0]
     assert samples == [outcome.latency_s]
+    assert outcome.retries == 1
 
 
 async def test_connection_error_is_retried() -> None:
     outcome, calls, delays, _ = await _run([httpx.ConnectError("refused"), OK])
-    assert outcome.ok and calls == 2 and delays == [0.5]
+    assert outcome.ok and calls == 2 and delays == [1.0]
 
 
 async def test_backoff_is_exponential_and_bounded() -> None:
-    policy = RetryPolicy(max_attempts=5, base_delay_s=1.0, max_delay_s=3.0)
-    outcome, calls, delays, samples = await _run([httpx.Response(503)] * 5, policy)
-    assert calls == 5
-    assert delays == [1.0, 2.0, 3.0, 3.0]
-    assert outcome.error == "exa: HTTP 503; gave up after 5 attempts"
+    policy = RetryPolicy(attempts=7)
+    outcome, calls, delays, samples = await _run([httpx.Response(503)] * 7, policy)
+    assert calls == 7
+    assert delays == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0]
+    assert outcome.error == "exa: HTTP 503; gave up after 7 attempts"
+    assert outcome.retries == 6
     assert samples == []
+
+
+async def test_retry_after_seconds_wins_over_backoff_and_is_capped() -> None:
+    outcome, calls, delays, _ = await _run([
+        httpx.Response(429, headers={"Retry-After": "7"}),
+        httpx.Response(429, headers={"Retry-After": "86400"}),
+        OK,
+    ])
+    assert outcome.ok and calls == 3
+    assert delays == [7.0, 30.0]
+
+
+async def test_retry_after_http_date_is_honoured() -> None:
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=20), usegmt=True)
+    outcome, _, delays, _ = await _run([httpx.Response(503, headers={"Retry-After": when}), OK])
+    assert outcome.ok
+    assert len(delays) == 1 and 15.0 <= delays[0] <= 20.0
+
+
+def test_parse_retry_after_forms() -> None:
+    now = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
+    assert parse_retry_after("12", now=now) == 12.0
+    assert parse_retry_after("Sun, 29 Nov 2026 12:00:45 GMT", now=now) == 45.0
+    assert parse_retry_after("Sun, 29 Nov 2026 11:00:00 GMT", now=now) == 0.0
+    assert parse_retry_after("soon", now=now) is None
+    assert parse_retry_after(None) is None
 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
@@ -70,15 +102,34 @@ async def test_other_4xx_is_not_retried(status: int) -> None:
     assert outcome.error == f"exa: HTTP {status}: nope"
 
 
-async def test_timeout_is_not_retried() -> None:
-    outcome, calls, delays, _ = await _run([httpx.ConnectTimeout("slow")])
-    assert calls == 1 and delays == []
-    assert outcome.error == "exa: timed out after 30s"
+async def test_timeout_is_retried() -> None:
+    outcome, calls, delays, _ = await _run([httpx.ReadTimeout("slow"), OK])
+    assert outcome.ok and calls == 2 and delays == [1.0] and outcome.retries == 1
+
+
+async def test_timeouts_until_the_last_attempt_name_the_timeout() -> None:
+    outcome, calls, delays, _ = await _run([httpx.ConnectTimeout("slow")] * 3)
+    assert calls == 3 and delays == [1.0, 2.0]
+    assert outcome.error == "exa: timed out after 30s; gave up after 3 attempts"
+    assert outcome.retries == 2
+
+
+async def test_a_policy_can_opt_out_of_timeout_retries() -> None:
+    policy = RetryPolicy(retry_timeouts=False)
+    outcome, calls, delays, _ = await _run([httpx.ReadTimeout("slow"), OK], policy)
+    assert calls == 1 and delays == [] and outcome.error == "exa: timed out after 30s"
 
 
 def test_retry_policy_rejects_zero_attempts() -> None:
-    with pytest.raises(ValueError, match="max_attempts must be >= 1"):
-        RetryPolicy(max_attempts=0)
+    with pytest.raises(ValueError, match="attempts must be >= 1"):
+        RetryPolicy(attempts=0)
+
+
+def test_research_engines_get_longer_timeouts() -> None:
+    timeouts = {name: make_engine(name, env={spec.key_env: "k"}).timeout
+                for name, spec in ENGINES.items()}
+    assert timeouts["parallel"] == timeouts["perplexity"] == 60.0
+    assert timeouts["exa"] == 30.0
 
 
 async def test_outcome_unpacks_like_a_tuple() -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, Self
 
 import httpx
@@ -24,32 +23,9 @@ from needle_lib.llm.protocol import (
     parse_completion,
     prepare_request,
 )
+from needle_lib.net.retry import Attempts, RetryPolicy
 
 Messages = list[dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Bounded exponential backoff for transient failures (connection, timeout, 429, 5xx).
-
-    Local servers drop connections while (re)loading a model and hosted APIs rate-limit; a
-    few spaced retries ride that out without hiding a server that is really down.
-    """
-
-    attempts: int = 3
-    base_delay: float = 1.0
-    max_delay: float = 30.0
-    #: A Retry-After longer than this is ignored in favour of backoff (we don't wait minutes).
-    max_retry_after: float = 60.0
-
-    def delay(self, error: LLMError, attempt: int) -> float | None:
-        """Seconds to wait before attempt ``attempt + 1``, or None to give up now."""
-        if not error.retryable or attempt >= self.attempts:
-            return None
-        retry_after = getattr(error, "retry_after", None)
-        if retry_after is not None and retry_after <= self.max_retry_after:
-            return retry_after
-        return min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
 
 
 class _ClientBase:
@@ -90,7 +66,9 @@ class _ClientBase:
                 f"cannot connect ({type(exc).__name__}: {req.excerpt(str(exc))}); "
                 "the server may not be running or base_url may be wrong"
             )
-        return LLMConnectionError(detail, model=req.model, url=req.url)
+        error = LLMConnectionError(detail, model=req.model, url=req.url)
+        error.retryable = self.retry.retryable_exception(exc)
+        return error
 
     def _outcome(
         self, req: ChatRequest, response: httpx.Response, latency_s: float, attempt: int
@@ -103,10 +81,14 @@ class _ClientBase:
             req, response.status_code, response.text, latency_s=latency_s, attempts=attempt
         )
 
-    def _give_up_or_delay(self, error: LLMError, attempt: int) -> float:
-        delay = self.retry.delay(error, attempt)
+    @staticmethod
+    def _give_up_or_delay(error: LLMError, attempts: Attempts) -> float:
+        """The shared policy decides; a final error says how many attempts it took."""
+        delay = attempts.next_delay(
+            retryable=error.retryable, retry_after=getattr(error, "retry_after", None)
+        )
         if delay is None:
-            error.attempts = attempt
+            error.attempts = attempts.attempt
             raise error
         return delay
 
@@ -135,19 +117,20 @@ class ChatClient(_ClientBase):
     ) -> ChatResult:
         """Send one chat completion; ``prompt_chars`` sizes overflow messages (default: sum)."""
         req = self._prepare(messages, max_tokens, prompt_chars)
-        attempt = 0
+        attempts = Attempts(self.retry)
         while True:
-            attempt += 1
+            attempts.start()
             started = time.perf_counter()
             try:
                 response = self._http.post(req.url, json=req.payload, headers=req.headers())
             except httpx.TransportError as exc:
                 outcome: ChatResult | LLMError = self._connection_error(req, exc)
             else:
-                outcome = self._outcome(req, response, time.perf_counter() - started, attempt)
+                latency = time.perf_counter() - started
+                outcome = self._outcome(req, response, latency, attempts.attempt)
             if isinstance(outcome, ChatResult):
                 return outcome
-            self._sleep(self._give_up_or_delay(outcome, attempt))
+            self._sleep(self._give_up_or_delay(outcome, attempts))
 
     def close(self) -> None:
         self._http.close()
@@ -183,19 +166,20 @@ class AsyncChatClient(_ClientBase):
     ) -> ChatResult:
         """Async twin of ``ChatClient.complete``."""
         req = self._prepare(messages, max_tokens, prompt_chars)
-        attempt = 0
+        attempts = Attempts(self.retry)
         while True:
-            attempt += 1
+            attempts.start()
             started = time.perf_counter()
             try:
                 response = await self._http.post(req.url, json=req.payload, headers=req.headers())
             except httpx.TransportError as exc:
                 outcome: ChatResult | LLMError = self._connection_error(req, exc)
             else:
-                outcome = self._outcome(req, response, time.perf_counter() - started, attempt)
+                latency = time.perf_counter() - started
+                outcome = self._outcome(req, response, latency, attempts.attempt)
             if isinstance(outcome, ChatResult):
                 return outcome
-            await self._sleep(self._give_up_or_delay(outcome, attempt))
+            await self._sleep(self._give_up_or_delay(outcome, attempts))
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -8,6 +8,8 @@ never from request headers.
 
 from __future__ import annotations
 
+from needle_lib.net.retry import RETRYABLE_STATUSES
+
 
 class LLMError(Exception):
     """Base class: a chat request to ``model`` at ``url`` failed."""
@@ -52,7 +54,7 @@ class LLMHTTPError(LLMError):
         self.retry_after = retry_after
         # Rate limits and server-side failures are transient; other 4xx mean the request
         # itself is wrong and repeating it only wastes time (and money on hosted APIs).
-        self.retryable = status == 429 or status >= 500
+        self.retryable = status in RETRYABLE_STATUSES
 
 
 class ContextOverflowError(LLMHTTPError):

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from needle_lib.llm.config import REFERENCE_BASE_URL, ModelConfig
@@ -21,6 +19,7 @@ from needle_lib.llm.errors import (
     LLMHTTPError,
 )
 from needle_lib.llm.overflow import CHARS_PER_TOKEN, detect_overflow, explain_overflow
+from needle_lib.net.retry import parse_retry_after
 
 #: Assistant turn that makes a reasoning model continue after an already-closed think block.
 NO_THINK_PREFILL = "<think>\n\n</think>\n\n"
@@ -122,23 +121,6 @@ def prepare_request(
         max_tokens=max_tokens if max_tokens is not None else config.max_tokens,
         secret=api_key,
     )
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or HTTP date); None if unusable."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:  # "-0000" dates parse as naive; HTTP dates are always UTC
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _overflow_error(req: ChatRequest, status: int, body: str) -> ContextOverflowError | None:

@@ -3,10 +3,9 @@
 Policies, and why:
 - one request at a time per client (callers await ``search`` sequentially), so latency samples
   are comparable across engines;
-- bounded retries with exponential backoff on connection errors, HTTP 429 and 5xx — transient
-  by nature — and none on other 4xx, which repeat identically and only burn quota;
-- no retry on timeouts: the request already spent its whole budget, and retrying would turn
-  one slow engine into a several-times-slower benchmark;
+- retries follow the one shared policy (``needle_lib.net.retry``): 429/5xx, connection errors
+  and timeouts, ``Retry-After`` honoured; every retry is counted and reported per engine,
+  because an engine that only answers on the third try is a finding of its own;
 - every failure becomes ``SearchOutcome.error`` text naming the engine, with the API key
   scrubbed, because a benchmark must report a broken engine rather than crash on it.
 """
@@ -16,34 +15,18 @@ from __future__ import annotations
 import asyncio
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any, ClassVar
 
 import httpx
 
+from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, send
 from needle_lib.search.operators import ParsedQuery, parse_query
 from needle_lib.search.types import SearchOutcome, SearchResult
 
-Sleep = Callable[[float], Awaitable[None]]
 _DETAIL_CHARS = 200
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """``max_attempts`` tries in all; the wait before retry n is ``base * 2**(n-1)``, capped."""
-
-    max_attempts: int = 3
-    base_delay_s: float = 0.5
-    max_delay_s: float = 8.0
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ValueError(f"RetryPolicy.max_attempts must be >= 1, got {self.max_attempts}")
-
-    def delay(self, attempt: int) -> float:
-        return min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
 
 
 @dataclass(frozen=True)
@@ -97,6 +80,7 @@ class HttpSearchClient(ABC):
         self._owns_client = client is None
         #: Wall time of every successful ``search`` call, retries included.
         self.latency_samples: list[float] = []
+        self._retries = 0
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "unset"
@@ -123,15 +107,17 @@ class HttpSearchClient(ABC):
 
     async def search(self, query: str, *, num_results: int) -> SearchOutcome:
         start = perf_counter()
+        self._retries = 0
         try:
             request = self.build_request(parse_query(query), num_results)
             payload = await self._send(request)
             results = self._finish(self._map(payload), num_results)
         except EngineError as exc:
-            return SearchOutcome((), self._redact(f"{self.name}: {exc}"), perf_counter() - start)
+            error = self._redact(f"{self.name}: {exc}")
+            return SearchOutcome((), error, perf_counter() - start, self._retries)
         latency = perf_counter() - start
         self.latency_samples.append(latency)
-        return SearchOutcome(results, None, latency)
+        return SearchOutcome(results, None, latency, self._retries)
 
     async def aclose(self) -> None:
         if self._client is not None and self._owns_client:
@@ -150,32 +136,28 @@ class HttpSearchClient(ABC):
         return self._client
 
     async def _send(self, request: EngineRequest) -> Any:
-        url = f"{self.base_url}{request.path}"
-        for attempt in range(1, self.retry.max_attempts + 1):
-            try:
-                response = await self._http().request(
-                    request.method,
-                    url,
-                    params=request.params,
-                    json=request.json,
-                    headers=dict(request.headers),
-                    timeout=self.timeout,
-                )
-            except httpx.TimeoutException as exc:
-                raise EngineError(f"timed out after {self.timeout:g}s") from exc
-            except httpx.TransportError as exc:
-                reason = f"connection error ({type(exc).__name__})"
-            else:
-                status = response.status_code
-                if response.is_success:
-                    return _decode_json(response)
-                reason = f"HTTP {status}{_detail(response)}"
-                if status != 429 and status < 500:
-                    raise EngineError(reason)
-            if attempt == self.retry.max_attempts:
-                raise EngineError(f"{reason}; gave up after {attempt} attempts")
-            await self._sleep(self.retry.delay(attempt))
-        raise AssertionError("unreachable: the loop returns or raises")
+        http = self._http()
+        built = http.build_request(
+            request.method,
+            f"{self.base_url}{request.path}",
+            params=request.params,
+            json=request.json,
+            headers=dict(request.headers),
+            timeout=self.timeout,
+        )
+        try:
+            sent = await send(http, built, self.retry, self._sleep)
+        except RetriesExhausted as exc:
+            self._retries = exc.attempts - 1
+            reason = (f"timed out after {self.timeout:g}s" if exc.timed_out
+                      else f"connection error ({type(exc.error).__name__})")
+            raise EngineError(_gave_up(reason, exc.attempts)) from exc
+        self._retries = sent.retries
+        response = sent.response
+        if response.is_success:
+            return _decode_json(response)
+        raise EngineError(_gave_up(f"HTTP {response.status_code}{_detail(response)}",
+                                   sent.attempts))
 
     def _map(self, payload: Any) -> list[SearchResult]:
         try:
@@ -227,6 +209,10 @@ def raise_api_error(payload: Any, *fields: str) -> None:
             if isinstance(value, Mapping):
                 value = value.get("message") or json.dumps(value)
             raise EngineError(f"API error: {str(value)[:_DETAIL_CHARS]}")
+
+
+def _gave_up(reason: str, attempts: int) -> str:
+    return f"{reason}; gave up after {attempts} attempts" if attempts > 1 else reason
 
 
 def _decode_json(response: httpx.Response) -> Any:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from needle_lib.search.base import HttpSearchClient, RetryPolicy, Sleep
+from needle_lib.net.retry import RetryPolicy, Sleep
+from needle_lib.search.base import HttpSearchClient
 from needle_lib.search.brave import BraveClient
 from needle_lib.search.ceramic import CeramicClient
 from needle_lib.search.exa import ExaClient
@@ -40,6 +41,9 @@ class EngineSpec:
     key_optional: bool = False
     mode: str | None = None
     mode_env: str | None = None
+    #: Seconds per request: research-style engines (parallel, perplexity) think before they
+    #: answer, and cutting them off at the common 30 s would report a working engine as down.
+    timeout: float = 30.0
 
     @property
     def base_url_env(self) -> str:
@@ -60,10 +64,10 @@ _SPECS = (
     EngineSpec("google", SerperClient, "SERPER_API_KEY"),
     EngineSpec("bing", SearchApiBingClient, "SEARCHAPI_API_KEY"),
     EngineSpec("brave", BraveClient, "BRAVE_API_KEY"),
-    EngineSpec("parallel", ParallelClient, "PARALLEL_API_KEY", mode="basic"),
-    EngineSpec("parallel-turbo", ParallelClient, "PARALLEL_API_KEY", mode="turbo"),
+    EngineSpec("parallel", ParallelClient, "PARALLEL_API_KEY", mode="basic", timeout=60.0),
+    EngineSpec("parallel-turbo", ParallelClient, "PARALLEL_API_KEY", mode="turbo", timeout=60.0),
     EngineSpec("tavily", TavilyClient, "TAVILY_API_KEY", mode="basic", mode_env="TAVILY_DEPTH"),
-    EngineSpec("perplexity", PerplexityClient, "PERPLEXITY_API_KEY"),
+    EngineSpec("perplexity", PerplexityClient, "PERPLEXITY_API_KEY", timeout=60.0),
     EngineSpec("octen", OctenClient, "OCTEN_API_KEY"),
     EngineSpec("ceramic", CeramicClient, "CERAMIC_API_KEY"),
     EngineSpec("you", YouClient, "YOU_API_KEY"),
@@ -76,7 +80,7 @@ def make_engine(
     name: str,
     *,
     snippet_chars: int = 2000,
-    timeout: float = 30.0,
+    timeout: float | None = None,
     retry: RetryPolicy | None = None,
     sleep: Sleep = asyncio.sleep,
     client: httpx.AsyncClient | None = None,
@@ -84,6 +88,7 @@ def make_engine(
 ) -> HttpSearchClient:
     """Build the client for engine ``name`` from ``env`` (default: ``os.environ``).
 
+    ``timeout`` defaults to the engine's own (``EngineSpec.timeout``).
     Raises ``UnknownEngine`` (lists the known names) or ``MissingAPIKey(engine, env_var)``.
     """
     spec = ENGINES.get(name)
@@ -100,7 +105,7 @@ def make_engine(
         base_url=env.get(spec.base_url_env, "").strip() or None,
         mode=mode,
         snippet_chars=snippet_chars,
-        timeout=timeout,
+        timeout=timeout or spec.timeout,
         retry=retry,
         sleep=sleep,
         client=client,

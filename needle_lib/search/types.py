@@ -28,6 +28,8 @@ class SearchOutcome:
     results: tuple[SearchResult, ...]
     error: str | None
     latency_s: float
+    #: Requests sent again under the retry policy (429, 5xx, timeouts) before this outcome.
+    retries: int = 0
 
     @property
     def ok(self) -> bool:

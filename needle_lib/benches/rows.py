@@ -1,0 +1,72 @@
+"""Generated query rows: identity and output, shared by every ``needle <bench> generate``.
+
+Rows follow NEEDLE's row format so files from either tool load in the other:
+``query_id``, ``query_text``, ``query_origin`` (where the query came from) and, for
+known-item benches, ``gold`` (what counts as finding it).
+
+A ``query_id`` is the hash of the canonical query text plus the UTC hour it was made in:
+the same text generated in the same hour is the same query (dedupe), and the hour keeps
+fresh-query cohorts of different hours apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import unicodedata
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+def canonical_text(text: str) -> str:
+    """NFC, lowercase, trimmed, whitespace runs collapsed: what makes two queries the same."""
+    return " ".join(unicodedata.normalize("NFC", text).lower().split())
+
+
+def query_hash(text: str) -> str:
+    return hashlib.sha256(canonical_text(text).encode("utf-8")).hexdigest()[:16]
+
+
+def hour_of(moment: datetime) -> datetime:
+    """``moment`` in UTC, truncated to the hour (naive datetimes are taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def query_id(text: str, hour: datetime) -> str:
+    """``<16 hex of sha256(canonical text)>_<YYYY-MM-DDTHH>`` (the hour in UTC)."""
+    return f"{query_hash(text)}_{hour_of(hour):%Y-%m-%dT%H}"
+
+
+def dedupe_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep the first row of each ``query_id``, in order."""
+    seen: set[str] = set()
+    kept = []
+    for row in rows:
+        if row["query_id"] not in seen:
+            seen.add(row["query_id"])
+            kept.append(row)
+    return kept
+
+
+def write_rows(rows: Iterable[dict[str, Any]], out: str) -> int:
+    """Write JSONL rows to ``out`` (``-`` = stdout); returns how many were written.
+
+    A file is written whole to a temp name and renamed, so an interrupted generation never
+    leaves a half gold file that a later run would take for a complete one.
+    """
+    lines = [json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n" for row in rows]
+    if out == "-":
+        sys.stdout.writelines(lines)
+        sys.stdout.flush()
+        return len(lines)
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text("".join(lines), encoding="utf-8")
+    tmp.replace(path)
+    return len(lines)
