@@ -315,3 +315,16 @@ async def test_a_cancelled_waiter_does_not_cancel_the_shared_request(
     tracker.release.set()
     assert (await second).rating == 3
     assert first.cancelled() and route.call_count == 1
+
+
+def test_generation_llm_has_its_own_env_vars_and_openrouter_defaults() -> None:
+    from needle_lib.llm.roles import generation_model_config
+
+    default = generation_model_config(environ={})
+    assert default.name == DEFAULT_JUDGE_MODEL and default.base_url == DEFAULT_JUDGE_BASE_URL
+    assert default.api_key_env == "OPENROUTER_API_KEY"
+    local = generation_model_config(environ={"NEEDLE_LLM_MODEL": "qwen3-local",
+                                             "NEEDLE_LLM_BASE_URL": "http://127.0.0.1:8080"})
+    assert (local.name, local.base_url) == ("qwen3-local", "http://127.0.0.1:8080")
+    with pytest.raises(ConfigError, match="NEEDLE_LLM_BASE_URL must start with http"):
+        generation_model_config(environ={"NEEDLE_LLM_BASE_URL": "localhost:8080"})
