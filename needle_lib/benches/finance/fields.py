@@ -18,8 +18,7 @@ FIELD_TYPES = frozenset(
 
 #: Legal-form tokens dropped from company names (display names, entity matching).
 LEGAL_SUFFIXES = frozenset(
-    "incorporated inc corporation corp company co limited ltd llc plc gmbh ag sa nv se spa "
-    "kk pte pty bv oyj ab as lp holding holdings group the".split()
+    ["incorporated", "inc", "corporation", "corp", "company", "co", "limited", "ltd", "llc", "plc", "gmbh", "ag", "sa", "nv", "se", "spa", "kk", "pte", "pty", "bv", "oyj", "ab", "as", "lp", "holding", "holdings", "group", "the"]
 )
 
 #: Freshness windows from most to least perishable (report breakdowns use this order).
