@@ -17,9 +17,11 @@ FIELD_TYPES = frozenset(
 )
 
 #: Legal-form tokens dropped from company names (display names, entity matching).
-LEGAL_SUFFIXES = frozenset(
-    ["incorporated", "inc", "corporation", "corp", "company", "co", "limited", "ltd", "llc", "plc", "gmbh", "ag", "sa", "nv", "se", "spa", "kk", "pte", "pty", "bv", "oyj", "ab", "as", "lp", "holding", "holdings", "group", "the"]
-)
+LEGAL_SUFFIXES = frozenset((
+    "incorporated", "inc", "corporation", "corp", "company", "co", "limited", "ltd", "llc",
+    "plc", "gmbh", "ag", "sa", "nv", "se", "spa", "kk", "pte", "pty", "bv", "oyj", "ab", "as",
+    "lp", "holding", "holdings", "group", "the",
+))
 
 #: Freshness windows from most to least perishable (report breakdowns use this order).
 FRESHNESS_LADDER = ("1h", "24h", "7d", "30d", "1y", "5y", "static")
