@@ -22,6 +22,7 @@ from needle_lib.plugin.fixtures import (
     scorecard,
     search_clients,
     search_judged,
+    search_matched,
 )
 from needle_lib.plugin.options import add_options
 from needle_lib.plugin.reports import default_html_report
@@ -36,8 +37,16 @@ from needle_lib.plugin.session import (
     state_key,
     use_color,
 )
+from needle_lib.tomlconf import ConfigError
 
-__all__ = ["recall_answer", "recall_client_pool", "scorecard", "search_clients", "search_judged"]
+__all__ = [
+    "recall_answer",
+    "recall_client_pool",
+    "scorecard",
+    "search_clients",
+    "search_judged",
+    "search_matched",
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -98,13 +107,26 @@ def _parametrize_search(metafunc: pytest.Metafunc) -> None:
     bench = getattr(metafunc.module, "BENCH", metafunc.module.__name__.removeprefix("test_"))
     plan = search_plan(metafunc.config)
     if plan.queries_path is None:
-        metafunc.parametrize("search_case", [pytest.param(None, id=bench, marks=pytest.mark.skip(
-            reason=HOW_TO_RUN))])
+        _skip_bench(metafunc, bench, HOW_TO_RUN)
+        return
+    try:
+        cases = plan.cases(bench)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if not cases:
+        _skip_bench(metafunc, bench, f"{plan.queries_path} has no {bench} rows "
+                                     f"(rows name their bench in 'query_source')")
         return
     metafunc.parametrize("search_case", [
         pytest.param(case, id=case.id, marks=[pytest.mark.xdist_group(f"engine-{case.engine}")])
-        for case in plan.cases(bench)
+        for case in cases
     ])
+
+
+def _skip_bench(metafunc: pytest.Metafunc, bench: str, reason: str) -> None:
+    """One explanatory skip instead of cases, so the run stays green and says why."""
+    metafunc.parametrize("search_case", [pytest.param(None, id=bench, marks=pytest.mark.skip(
+        reason=reason))])
 
 
 def _default_dist_for_search(config: pytest.Config) -> None:

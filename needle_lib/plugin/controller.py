@@ -109,7 +109,8 @@ class Controller:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.finished = self.recall.finish()
-        self.search_finished = self.search.finish()
+        self.search_finished = self.search.finish(
+            interrupted=session.exitstatus == pytest.ExitCode.INTERRUPTED)
         self.gate_failures = check_gates(self.finished, self.gates)
         if self.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -10,18 +10,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from needle_lib.benches.known_item import (
+    KnownItemBench,
+    combined_rank,
+    first_rank,
+    needs_judging,
+)
+from needle_lib.benches.registry import bench_named
 from needle_lib.judge import JudgeError
 from needle_lib.llm import ChatResult, LLMError
 from needle_lib.plugin.recall import RecallCase, RecallClients, ask, preflight
 from needle_lib.plugin.resume import stored_answer
 from needle_lib.plugin.scorecard import Scorecard
-from needle_lib.plugin.search import SearchCase, SearchClients, judged_result
+from needle_lib.plugin.search import SearchCase, SearchClients, judged_result, matched_result
 from needle_lib.plugin.session import recall_plan, run_state, search_plan, use_color
 from needle_lib.recall.results import EMPTY_CASE, answer_fields
-from needle_lib.search.types import MissingAPIKey
+from needle_lib.search.types import MissingAPIKey, SearchOutcome
 from needle_lib.tomlconf import ConfigError
 
 
@@ -99,21 +107,19 @@ def _fail_fast(config: pytest.Config, scorecard: Scorecard, subject: str) -> Non
         pytest.skip(reason)
 
 
-@pytest.fixture
-def search_judged(
-    request: pytest.FixtureRequest,
-    search_case: SearchCase,
-    search_clients: SearchClients,
-    scorecard: Scorecard,
-) -> dict:
-    """Search one query on one engine, then judge every result: the case record."""
+def _search(request: pytest.FixtureRequest, search_case: SearchCase,
+            search_clients: SearchClients, scorecard: Scorecard,
+            **case_fields: Any) -> SearchOutcome:
+    """Open the case record and search (the infrastructure part every search bench shares):
+    a missing key SKIPs, a failed search is an ERROR counted toward fail-fast."""
     config, plan = request.config, search_clients.plan
     query = search_case.query
     scorecard.open(
         "search", plan.pair(search_case.bench), plan.header(search_case.bench),
         case={"query_id": query.query_id, "query": query.query, "stratum": query.stratum,
               "engine": search_case.engine, "results": [], "search_error": None,
-              "judge_errors": 0, "judge_requests": 0, "latency_s": None, "outcome": None},
+              "judge_errors": 0, "judge_requests": 0, "latency_s": None, "retries": 0,
+              "outcome": None, **case_fields},
     )
     subject = f"engine {search_case.engine}"
     _fail_fast(config, scorecard, subject)
@@ -124,12 +130,25 @@ def search_judged(
         scorecard.update_case(skip_reason=reason)
         pytest.skip(reason)
     outcome = search_clients.run(engine.search(query.query, num_results=plan.num_results))
-    scorecard.update_case(latency_s=round(outcome.latency_s, 4))
+    scorecard.update_case(latency_s=round(outcome.latency_s, 4), retries=outcome.retries)
     if outcome.error is not None:
         scorecard.update_case(search_error=outcome.error)
         run_state(config).note_error(subject, outcome.error)
         pytest.fail(f"search failed: {outcome.error}", pytrace=False)
     run_state(config).note_success(subject)
+    return outcome
+
+
+@pytest.fixture
+def search_judged(
+    request: pytest.FixtureRequest,
+    search_case: SearchCase,
+    search_clients: SearchClients,
+    scorecard: Scorecard,
+) -> dict:
+    """Search one query on one engine, then judge every result: the case record."""
+    outcome = _search(request, search_case, search_clients, scorecard)
+    query = search_case.query
     try:
         judge = search_clients.judge
         before = judge.requests
@@ -146,4 +165,51 @@ def search_judged(
     if errors:
         pytest.fail(f"judge failed on {len(errors)} of {len(results)} result(s): {errors[0]}",
                     pytrace=False)
+    return scorecard.case
+
+
+@pytest.fixture
+def search_matched(
+    request: pytest.FixtureRequest,
+    search_case: SearchCase,
+    search_clients: SearchClients,
+    scorecard: Scorecard,
+) -> dict:
+    """Search one known-item query on one engine and find the gold in its results.
+
+    With ``--judge`` the backstop judges the results ranked above the first deterministic
+    hit; a miss it could not decide (judge errors, no hit) is an ERROR: not a quality result.
+    """
+    bench = bench_named(search_case.bench)
+    assert isinstance(bench, KnownItemBench)
+    query = search_case.query
+    gold = bench.parse_gold(query.gold)  # validated at collection
+    outcome = _search(request, search_case, search_clients, scorecard,
+                      gold=query.gold, gold_text=bench.describe(gold),
+                      groups=bench.groups(query.row, gold), det_rank=None, hit_rank=None,
+                      judged=0)
+    matches = [bench.match(gold, result) for result in outcome.results]
+    results = [matched_result(r, m) for r, m in zip(outcome.results, matches, strict=True)]
+    det_rank = first_rank([m.matched for m in matches])
+    scorecard.update_case(results=results, det_rank=det_rank, hit_rank=det_rank)
+    if not (search_clients.plan.answer_judge and bench.judge_backstop):
+        return scorecard.case
+    ask = outcome.results[: needs_judging(det_rank, len(results))]
+    try:
+        judge = search_clients.answer_judge
+    except ConfigError as exc:
+        reason = f"--judge: judge model not configured: {exc}"
+        scorecard.update_case(skip_reason=reason)
+        pytest.skip(reason)
+    before = judge.requests
+    verdicts = search_clients.run(judge.decide_many(query.query, bench.judge_context(gold), ask))
+    for result, verdict in zip(results, verdicts, strict=False):
+        result["judge_match"] = verdict if isinstance(verdict, bool) else None
+    errors = [v for v in verdicts if isinstance(v, JudgeError)]
+    hit_rank = combined_rank(det_rank, [v is True for v in verdicts])
+    scorecard.update_case(results=results, hit_rank=hit_rank, judged=len(ask),
+                          judge_errors=len(errors), judge_requests=judge.requests - before)
+    if errors and hit_rank is None:
+        pytest.fail(f"judge failed on {len(errors)} of {len(ask)} result(s) and nothing "
+                    f"matched, so this miss is undecided: {errors[0]}", pytrace=False)
     return scorecard.case

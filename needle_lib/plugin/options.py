@@ -30,7 +30,8 @@ def add_options(parser: pytest.Parser) -> None:
     gates.addoption("--max-drop", type=float, default=1.0, metavar="POINTS",
                     help="with --baseline: allowed drop of matched %% in points (default 1)")
 
-    search = parser.getgroup("needle-search", "Needle search retrieval (news, agentic_rare)")
+    search = parser.getgroup("needle-search",
+                             "Needle search retrieval (news, agentic_rare, finance)")
     search.addoption("--queries", default=None, metavar="PATH",
                      help="JSONL gold rows (query_id, query, …) or one query per line")
     search.addoption("--engines", default=None,
@@ -43,6 +44,9 @@ def add_options(parser: pytest.Parser) -> None:
                      help="relevance judge model (default: $NEEDLE_JUDGE_MODEL or "
                           "openai/gpt-5.6-terra via OpenRouter)")
     search.addoption("--judge-concurrency", type=int, default=8)
+    search.addoption("--judge", action="store_true", default=False,
+                     help="known-item benches: ask the judge model about results ranked above "
+                          "the first deterministic hit (it can add a hit, never remove one)")
 
     recall = parser.getgroup("needle-recall", "Needle positional recall")
     recall.addoption("--model", action="append", default=[],

@@ -1,10 +1,15 @@
-"""Loopback fakes for the search benchmarks: two engine APIs and a relevance judge.
+"""Loopback fakes for the search benchmarks: two engine APIs and a judge.
 
 One real HTTP server answers Exa's ``POST /search``, Brave's ``GET /res/v1/web/search`` and an
 OpenAI-compatible ``/v1/chat/completions`` judge, each in its documented shape, with results
 and ratings derived deterministically from the query and URL. Point engines at it with
 ``NEEDLE_EXA_BASE_URL`` / ``NEEDLE_BRAVE_BASE_URL`` and the judge with
 ``NEEDLE_JUDGE_BASE_URL``.
+
+Known-item tests script the answers instead: ``scripted[(engine, query)]`` is the list of
+results (``url``, ``title``, ``snippet``) that engine returns for that query, or an HTTP
+status to fail with. The answer judge says "yes" exactly when the result's snippet contains
+``JUDGE_YES`` (and fails with HTTP 400, not retried, when it contains ``JUDGE_DOWN``).
 """
 
 from __future__ import annotations
@@ -37,11 +42,20 @@ def fake_rating(url: str) -> int:
     return _digest(url) % 5
 
 
+JUDGE_YES = "[judge-yes]"
+JUDGE_DOWN = "[judge-down]"
+Scripted = dict[tuple[str, str], "list[dict[str, str]] | int"]
+
+
 class FakeSearchServer(LoopbackServer):
-    def __init__(self) -> None:
+    def __init__(self, scripted: Scripted | None = None) -> None:
         self.requests: Counter[str] = Counter()
+        self.scripted: Scripted = scripted or {}
         self._lock = threading.Lock()
         super().__init__()
+
+    def _script(self, engine: str, query: str) -> list[dict[str, str]] | int | None:
+        return self.scripted.get((engine, query))
 
     def env(self) -> dict[str, str]:
         """Environment that routes exa, brave and the judge to this server."""
@@ -52,22 +66,40 @@ class FakeSearchServer(LoopbackServer):
             "NEEDLE_JUDGE_MODEL": "fake-judge",
         }
 
-    def _exa(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _exa(self, body: dict[str, Any]) -> dict[str, Any] | int:
+        script = self._script("exa", body["query"])
+        if isinstance(script, int):
+            return script
+        if script is not None:  # both evidence fields Exa can return: text and highlights
+            return {"results": [{"url": r["url"], "title": r["title"], "text": r["snippet"],
+                                 "highlights": [r["snippet"]]} for r in script]}
         urls = fake_urls(body["query"], "exa", body.get("numResults", 5))
         return {"results": [{"url": u, "title": f"Exa: {u}", "text": f"snippet about {u}",
                              "publishedDate": "2026-11-29T00:00:00.000Z"} for u in urls]}
 
-    def _brave(self, params: dict[str, list[str]]) -> dict[str, Any]:
+    def _brave(self, params: dict[str, list[str]]) -> dict[str, Any] | int:
+        script = self._script("brave", params["q"][0])
+        if isinstance(script, int):
+            return script
+        if script is not None:
+            return {"web": {"results": [{"url": r["url"], "title": r["title"],
+                                         "description": r["snippet"]} for r in script]}}
         urls = fake_urls(params["q"][0], "brave", int(params.get("count", ["5"])[0]))
         return {"web": {"results": [{"url": u, "title": f"Brave: {u}",
                                      "description": f"snippet about {u}"} for u in urls]}}
 
-    def _judge(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _judge(self, body: dict[str, Any]) -> dict[str, Any] | int:
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
-        url = re.search(r"https?://\S+?(?=[\s<])", prompt)
-        rating = fake_rating(url.group(0)) if url else 0
-        labels = ["FailsM", "SM", "MM", "HM", "FullyM"]
-        content = json.dumps({"rating": rating, "label": labels[rating], "reasoning": "fake"})
+        if "Expected answer:" in prompt:  # the known-item answer judge
+            if JUDGE_DOWN in prompt:
+                return 400
+            content = "yes" if JUDGE_YES in prompt else "no"
+        else:
+            url = re.search(r"https?://\S+?(?=[\s<])", prompt)
+            rating = fake_rating(url.group(0)) if url else 0
+            labels = ["FailsM", "SM", "MM", "HM", "FullyM"]
+            content = json.dumps({"rating": rating, "label": labels[rating],
+                                  "reasoning": "fake"})
         return {"id": "fake", "object": "chat.completion", "model": body.get("model"),
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": content}}]}
@@ -82,4 +114,6 @@ class FakeSearchServer(LoopbackServer):
             what, payload = "exa", self._exa(json.loads(body))
         with self._lock:
             self.requests[what] += 1
+        if isinstance(payload, int):
+            return payload, "application/json", b'{"error": "scripted failure"}'
         return 200, "application/json", json.dumps(payload).encode()
