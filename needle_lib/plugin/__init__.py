@@ -64,6 +64,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Controller(config), "needle-controller")
         default_html_report(config)
         _default_dist_for_search(config)
+        if config.getoption("queries", None):
+            search_plan(config)  # a bad query file or engine: one usage error, no traceback
     else:
         config.stash[state_key] = RunState(Path(workerinput[RUN_DIR_KEY]))
 

@@ -35,8 +35,11 @@ def outcome_of(report: pytest.TestReport, record: dict[str, Any]) -> str | None:
         return SKIPPED
     if report.passed:
         return PASSED
-    # A failure before the verdict was scored is a crash, not a quality result.
-    return FAILED if record["case"].get("scored") is not None else ERROR
+    # A failure before the verdict was scored is a crash, not a quality result. Recall cases
+    # record their score, search cases their verdict, just before asserting.
+    case = record["case"]
+    scored = case.get("scored") is not None or case.get("verdict") is not None
+    return FAILED if scored else ERROR
 
 
 def _last_line(text: str) -> str:

@@ -175,8 +175,8 @@ def check_hit(case: dict[str, Any], scorecard: Any) -> None:
         how = "judge" if rank != case["det_rank"] else "matcher"
         scorecard.update_case(verdict=f"hit at rank {rank} ({how})")
         return
-    lines = [f"{case['engine']} on {case['query']!r}: gold not in the top "
-             f"{len(case['results'])}", f"  gold: {case['gold_text']}"]
+    lines = [f"{case['engine']} on {case['query']!r}: gold not among its "
+             f"{len(case['results'])} result(s)", f"  gold: {case['gold_text']}"]
     for rank, result in enumerate(case["results"], start=1):
         judged = "" if result["judge_match"] is None else f"; judge: {result['judge_match']}"
         lines.append(f"  {rank}. {result['title'][:80]!r} {result['url']}")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.console import want_color
 from needle_lib.paths import RESULTS_DIR
 from needle_lib.plugin.recall import RecallPlan, build_plan
@@ -31,12 +32,16 @@ def recall_plan(config: pytest.Config) -> RecallPlan:
 
 
 def search_plan(config: pytest.Config) -> SearchPlan:
-    """The run's search plan (queries × engines), built once per process."""
+    """The run's search plan (queries × engines), built once per process; every bench's
+    rows are checked here, so a malformed gold row is one usage error before collection."""
     if search_plan_key not in config.stash:
         try:
-            config.stash[search_plan_key] = build_search_plan(config)
+            plan = build_search_plan(config)
+            for bench in BENCH_NAMES:
+                plan.bench_queries(bench)
         except (ConfigError, ValueError) as exc:
             raise pytest.UsageError(str(exc)) from None
+        config.stash[search_plan_key] = plan
     return config.stash[search_plan_key]
 
 
