@@ -18,6 +18,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections import Counter
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -50,6 +51,8 @@ Scripted = dict[tuple[str, str], "list[dict[str, str]] | int"]
 class FakeSearchServer(LoopbackServer):
     def __init__(self, scripted: Scripted | None = None) -> None:
         self.requests: Counter[str] = Counter()
+        #: When each engine request arrived (monotonic): one per case, for pacing benchmarks.
+        self.engine_times: list[float] = []
         self.scripted: Scripted = scripted or {}
         self._lock = threading.Lock()
         super().__init__()
@@ -114,6 +117,8 @@ class FakeSearchServer(LoopbackServer):
             what, payload = "exa", self._exa(json.loads(body))
         with self._lock:
             self.requests[what] += 1
+            if what != "judge":
+                self.engine_times.append(time.monotonic())
         if isinstance(payload, int):
             return payload, "application/json", b'{"error": "scripted failure"}'
         return 200, "application/json", json.dumps(payload).encode()
