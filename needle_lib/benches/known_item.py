@@ -51,6 +51,8 @@ class KnownItemBench(ABC):
     group_orders: ClassVar[dict[str, tuple[str, ...]]] = {}
     #: Whether ``--judge`` (the LLM backstop) applies to this bench.
     judge_backstop: ClassVar[bool] = False
+    #: Top-K when ``--num-results`` is not given.
+    default_num_results: ClassVar[int] = 5
 
     @abstractmethod
     def parse_gold(self, gold: Any) -> Any:

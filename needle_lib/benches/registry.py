@@ -27,6 +27,7 @@ class JudgedBench:
     name: str
     sources: tuple[str, ...]
     kind: ClassVar[str] = "judged"
+    default_num_results: ClassVar[int] = NDCG_K
 
 
 _JUDGED = {

@@ -129,7 +129,8 @@ def _search(request: pytest.FixtureRequest, search_case: SearchCase,
         reason = f"{exc.engine}: set {exc.env_var} to evaluate this engine"
         scorecard.update_case(skip_reason=reason)
         pytest.skip(reason)
-    outcome = search_clients.run(engine.search(query.query, num_results=plan.num_results))
+    top_k = plan.results_for(search_case.bench)
+    outcome = search_clients.run(engine.search(query.query, num_results=top_k))
     scorecard.update_case(latency_s=round(outcome.latency_s, 4), retries=outcome.retries)
     if outcome.error is not None:
         scorecard.update_case(search_error=outcome.error)

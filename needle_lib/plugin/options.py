@@ -36,7 +36,8 @@ def add_options(parser: pytest.Parser) -> None:
                      help="JSONL gold rows (query_id, query, …) or one query per line")
     search.addoption("--engines", default=None,
                      help="comma-separated engines (default: keenable,exa; see `needle engines`)")
-    search.addoption("--num-results", type=int, default=5, help="top-K fetched per engine")
+    search.addoption("--num-results", type=int, default=None,
+                     help="top-K fetched per engine (default: the bench's, 5; scholar 10)")
     search.addoption("--snippet-chars", type=int, default=2000,
                      help="uniform cap on per-result evidence text (0 = no cap)")
     search.addoption("--limit", type=int, default=None, help="use at most N queries")

@@ -54,7 +54,8 @@ class SearchPlan:
     queries_path: Path | None
     queries: list[Query]
     engines: list[str]
-    num_results: int
+    #: ``--num-results``; None = each bench's own default (``Bench.default_num_results``).
+    num_results: int | None
     snippet_chars: int
     judge_model: str
     judge_concurrency: int
@@ -72,6 +73,9 @@ class SearchPlan:
                 own, sample=self.sampling["sample"], seed=self.sampling["seed"],
                 limit=self.sampling["limit"])
         return self._selected[bench]
+
+    def results_for(self, bench: str) -> int:
+        return self.num_results or bench_named(bench).default_num_results
 
     def cases(self, bench: str) -> list[SearchCase]:
         return [SearchCase(bench, q, e) for q in self.bench_queries(bench) for e in self.engines]
@@ -94,7 +98,7 @@ class SearchPlan:
                 "count": count,
             },
             "engines": self.engines,
-            "num_results": self.num_results,
+            "num_results": self.results_for(bench),
             "snippet_chars": self.snippet_chars,
             "judged": judged,
             "judge": {"model": self.judge_model,
