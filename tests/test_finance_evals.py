@@ -102,6 +102,9 @@ def test_crafted_answers_give_expected_hits_misses_and_breakdowns(pytester, tmp_
     assert report["judged"] is False and exa["judged_results"] == 0
     assert report["complete"] is True and not list((tmp_path / "serial" / "search").glob(
         "*.partial.jsonl"))
+    (html,) = (tmp_path / "serial" / "reports").glob("*.html")
+    page = html.read_text()
+    assert "gold: ceo = Jensen Huang" in page and "not in title, snippet or URL" in page
 
 
 def test_parallel_run_gives_the_serial_report(pytester, tmp_path, engines):

@@ -58,21 +58,39 @@ def summary_html(dumps: Sequence[dict[str, Any]]) -> str:
     )
 
 
+def _verdict_cell(result: dict[str, Any]) -> tuple[str, str]:
+    """(verdict, explanation) of one result: a judged rating, or a known-item match."""
+    if "det_match" in result:
+        judge = result.get("judge_match")
+        verdict = "gold" if result["det_match"] or judge else "—"
+        note = result.get("match_why") or ""
+        if judge is not None:
+            note += f" · judge: {'yes' if judge else 'no'}"
+        return verdict, note
+    if result.get("rating") is not None:
+        return f"{result['rating']} {result['label']}", result.get("reasoning") or ""
+    return f"judge error: {result.get('judge_error', '')}", ""
+
+
 def search_case_html(case: dict[str, Any]) -> str:
-    """A judged search case: the engine's results in rank order with their verdicts."""
+    """A search case: the engine's results in rank order with their verdicts (a judged
+    rating and its reasoning, or whether the result carries the known-item gold and why)."""
     rows = []
     for rank, result in enumerate(case.get("results", []), start=1):
-        verdict = (f"{result['rating']} {result['label']}" if result.get("rating") is not None
-                   else f"judge error: {result.get('judge_error', '')}")
+        verdict, note = _verdict_cell(result)
         rows.append(
             f"<tr><td>{rank}</td><td>{escape(verdict)}</td>"
             f"<td><a href=\"{escape(result['url'])}\">{escape(result.get('title') or '')}</a>"
             f"<br><small>{escape((result.get('snippet') or '')[:300])}</small></td>"
-            f"<td><small>{escape(result.get('reasoning') or '')}</small></td></tr>"
+            f"<td><small>{escape(note)}</small></td></tr>"
         )
     error = case.get("search_error")
     head = escape(f"{case['engine']} · {case['query']}") + (
         f" — search error: {escape(error)}" if error else "")
-    return (f'<div class="needle-search"><p><b>{head}</b></p><table border="1" '
-            f'style="border-collapse:collapse"><tr><th>#</th><th>rating</th><th>result</th>'
-            f'<th>judge reasoning</th></tr>{"".join(rows)}</table></div>')
+    gold = case.get("gold_text")
+    known_item = gold is not None
+    gold_line = f"<p>gold: {escape(gold)}</p>" if known_item else ""
+    columns = ("match", "why") if known_item else ("rating", "judge reasoning")
+    return (f'<div class="needle-search"><p><b>{head}</b></p>{gold_line}<table border="1" '
+            f'style="border-collapse:collapse"><tr><th>#</th><th>{columns[0]}</th>'
+            f'<th>result</th><th>{columns[1]}</th></tr>{"".join(rows)}</table></div>')
