@@ -121,3 +121,21 @@ def test_parallel_search_runs_group_cases_by_engine(pytester, tmp_path, search_e
                          "--engines", "exa,brave", "-n", "2", "-v", "--dist", "load",
                          module="test_news.py")
     explicit.stdout.fnmatch_lines(["*scheduling tests via LoadScheduling*"])
+
+
+def test_config_engine_runs_beside_builtin_ones(pytester, tmp_path, search_env):
+    """configs/engines/searxng.toml, against a loopback SearXNG, in a news run with exa."""
+    queries = tmp_path / "q.txt"
+    queries.write_text("nvidia earnings\nfed rate decision\n")
+    result = run_evals(pytester, tmp_path, "-k", "news", "--queries", str(queries),
+                       "--engines", "searxng,exa", "-v", module="")
+    result.stdout.fnmatch_lines(["*test_news*searxng*", "*needle news summary*", "*searxng*"])
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    assert search_env.requests["searxng"] == 2 and search_env.requests["exa"] == 2
+    report = _report(tmp_path)
+    searxng = report["engines"]["searxng"]
+    assert searxng["search_errors"] == 0 and searxng["num_scored"] > 0
+    results = [r for row in searxng["per_query"] for r in row["results"]]
+    assert len(results) == 2 * 5  # SearXNG answers a page of 8; the top 5 are kept
+    assert all(r["title"].startswith("SearXNG: ") and r["snippet"] for r in results)
+    assert {"exa", "searxng", "ultimate"} <= set(report["engines"])

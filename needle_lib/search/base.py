@@ -49,7 +49,7 @@ class HttpSearchClient(ABC):
 
     default_base_url: ClassVar[str]
     #: Inclusive range of the API's snippet-length request parameter; None = no such parameter.
-    snippet_budget_range: ClassVar[tuple[int, int] | None] = None
+    snippet_budget_range: tuple[int, int] | None = None
 
     def __init__(
         self,
