@@ -277,3 +277,28 @@ async def test_searxng_request_shape() -> None:
     assert str(request.url.copy_with(query=None)) == "http://127.0.0.1:8080/search"
     assert dict(request.url.params) == {"format": "json", "categories": "general",
                                         "q": "fed minutes site:federalreserve.gov"}
+
+
+async def test_results_path_empty_means_the_body_is_the_list(tmp_path: Path) -> None:
+    write(tmp_path, "flat", """
+method = "GET"
+base_url = "http://127.0.0.1:9"
+path = "/s"
+[request]
+query = "q"
+[response]
+results = ""
+url = "u"
+snippet = "s"
+""")
+    reply = httpx.Response(200, json=[{"u": "https://a.example/", "s": "text"}])
+    _, outcome = await search(known_engines(tmp_path), "flat", "x", env={}, reply=reply)
+    assert outcome.results == (SearchResult("https://a.example/", "", "text", None),)
+
+
+def test_readme_example_is_a_valid_definition(tmp_path: Path) -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Engines from config files", 1)[1]
+    example = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    definition = load_engine_definition(write(tmp_path, "retriever", example))
+    assert definition.auth is not None and definition.site.name == "filters.domains"
