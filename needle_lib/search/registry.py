@@ -147,7 +147,7 @@ def make_engine(
     if spec is None:
         raise UnknownEngine(name, list(engines))
     env = os.environ if env is None else env
-    api_key = env.get(spec.key_env, "").strip() or None if spec.key_env else None
+    api_key = (env.get(spec.key_env, "").strip() or None) if spec.key_env else None
     if spec.key_env and api_key is None and not spec.key_optional:
         raise MissingAPIKey(spec.name, spec.key_env)
     base_url = env.get(spec.base_url_env, "").strip() or None
