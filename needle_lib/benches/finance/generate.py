@@ -295,7 +295,7 @@ async def _company_rows(company: Company, *, wikidata: WikidataClient,
     qid = await _resolve(wikidata, company)
     facts, ceo = (await _wikidata_facts(wikidata, qid, min_employee_year)
                   if qid else ([], None))
-    if len(company.ticker) >= 2:
+    if len(company.ticker) >= 2:  # a one-letter ticker ("F", "T") is found on any page
         facts.append(Fact("ticker", company.ticker, (), "sec", SecClient.public_url(
             f"/cgi-bin/browse-edgar?action=getcompany&CIK={company.cik}")))
     has_lei = any(f.field == "lei" for f in facts)
@@ -346,7 +346,7 @@ async def generate_finance(companies: Sequence[Company], *, wikidata: WikidataCl
                            gleif: GleifClient | None, stamp: Stamp, min_employee_year: int,
                            tally: Tally, concurrency: int = 8) -> list[dict[str, Any]]:
     """Suite ``finance``: registry facts as keyword and natural-language queries."""
-    tally.stage("finance  companies", len(companies))
+    tally.stage("finance companies", len(companies))
 
     async def work(company: Company) -> list[dict[str, Any]]:
         return await _company_rows(company, wikidata=wikidata, gleif=gleif, stamp=stamp,
@@ -368,7 +368,7 @@ async def generate_filings(companies: Sequence[Company], *, sec: SecClient,
                            tally: Tally, concurrency: int = 8) -> list[dict[str, Any]]:
     """Suite ``filings``: ``per_company`` quarter figures per company (seeded draw among its
     last six quarters × fields), names plain and ``"quoted"`` in turn."""
-    tally.stage("filings  companies", len(companies))
+    tally.stage("filings companies", len(companies))
 
     async def work(company: Company) -> list[QuarterFact]:
         gaap = await sec.company_facts(company.cik)
@@ -416,7 +416,8 @@ async def _project(company: Company, *, sec: SecClient, llm: AsyncChatClient, se
         tally.drop("no_facts")
         return None
     filing = filings[(seed ^ company.cik) % len(filings)]
-    text = html_to_text(await sec.document(filing))
+    # A 10-K runs to megabytes of HTML: parse it off the event loop so fetches keep going.
+    text = await asyncio.to_thread(html_to_text, await sec.document(filing))
     if len(text) < filingdoc.MIN_DOCUMENT_CHARS:
         tally.drop("thin_document")
         return None
@@ -508,6 +509,7 @@ async def generate(options: Options, *, sec: SecClient, wikidata: WikidataClient
                 distinct_companies(listed, options.max_companies), wikidata=wikidata,
                 gleif=gleif, stamp=stamp, min_employee_year=options.employee_year,
                 tally=tally, concurrency=options.concurrency)
+        tiered: list[Company] = []
         if "filings" in options.suites or "filingdoc" in options.suites:
             check_market_cap_order(listed)
             tiered = tiered_companies(listed, max(1, options.max_companies // 3), options.seed,
