@@ -191,6 +191,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
             "max_tokens": opt("max_tokens"),
             "temperature": opt("temperature"),
             "timeout": opt("timeout"),
+            "concurrency": opt("concurrency"),
         }.items()
         if value is not None
     }
