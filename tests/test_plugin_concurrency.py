@@ -26,21 +26,30 @@ def cases(dump: dict) -> list[dict]:
 
 
 def test_concurrent_runs_store_what_a_serial_run_stores(pytester, tmp_path):
-    models = ("--model", "a", "--model", "b")
-    with FakeOpenAIServer("mixed") as server:
-        base = (*SELECT, "--sample", "6", *models, "--base-url", server.url)
-        serial = run_evals(pytester, tmp_path / "serial", *base)
-        concurrent = run_evals(pytester, tmp_path / "concurrent", *base, "--concurrency", "3")
-        workers = run_evals(pytester, tmp_path / "workers", *base, "--concurrency", "2",
-                            "-n", "2")
-    outcomes = serial.parseoutcomes()
-    assert outcomes["passed"] and outcomes["failed"]  # the mixed server gives both verdicts
-    for run in (concurrent, workers):
-        assert {k: run.parseoutcomes().get(k) for k in ("passed", "failed")} == {
-            k: outcomes.get(k) for k in ("passed", "failed")}
+    models = []
+    for name in ("a", "b"):  # two pairs, so -n 2 has a pair per worker
+        config = tmp_path / f"{name}.toml"
+        config.write_text(f'name = "{name}"\nconcurrency = 2\n')
+        models += ["--model", str(config)]
+    runs = {  # name: (extra options, the concurrency that applies)
+        "serial": (("--concurrency", "1"), 1),  # the flag overrides the configs
+        "concurrent": (("--concurrency", "3"), 3),
+        "workers": (("-n", "2"), 2),  # the configs' concurrency, per worker
+    }
+    outcomes = {}
+    for name, (extra, _) in runs.items():
+        with FakeOpenAIServer("mixed", latency=0.05) as server:
+            result = run_evals(pytester, tmp_path / name, *SELECT, "--sample", "6", *models,
+                               "--base-url", server.url, *extra)
+        outcomes[name] = {k: result.parseoutcomes().get(k) for k in ("passed", "failed")}
+        assert server.stats.max_in_flight <= 2 * runs[name][1]  # a pair per worker at most
+        if name != "workers":
+            assert server.stats.max_in_flight <= runs[name][1]
+    assert outcomes["serial"]["passed"] and outcomes["serial"]["failed"]  # both verdicts
+    assert outcomes["concurrent"] == outcomes["workers"] == outcomes["serial"]
     for model in ("a", "b"):
         expected = load_dump(tmp_path / "serial", f"http_server__{model}")
-        for name, concurrency in (("concurrent", 3), ("workers", 2)):
+        for name, (_, concurrency) in runs.items():
             dump = load_dump(tmp_path / name, f"http_server__{model}")
             assert cases(dump) == cases(expected)
             assert dump["summary"] | {"latency_s": None} == expected["summary"] | {
@@ -56,21 +65,6 @@ def test_requests_in_flight_are_bounded_by_the_concurrency(pytester, tmp_path):
     result.assert_outcomes(passed=7)
     assert server.stats.requests == 1 + 7  # one preflight, each case asked once
     assert server.stats.max_in_flight == 3
-
-
-def test_model_config_sets_the_concurrency_and_the_flag_overrides_it(pytester, tmp_path):
-    config = tmp_path / "wide.toml"
-    config.write_text('name = "wide"\nconcurrency = 2\n')
-    with FakeOpenAIServer("perfect", latency=0.3) as server:
-        run_evals(pytester, tmp_path / "a", *SELECT, "--sample", "4", "--model", str(config),
-                  "--base-url", server.url).assert_outcomes(passed=4)
-        from_config = server.stats.max_in_flight
-    with FakeOpenAIServer("perfect", latency=0.3) as server:
-        run_evals(pytester, tmp_path / "b", *SELECT, "--sample", "4", "--model", str(config),
-                  "--base-url", server.url, "--concurrency", "1").assert_outcomes(passed=4)
-        from_flag = server.stats.max_in_flight
-    assert (from_config, from_flag) == (2, 1)
-    assert load_dump(tmp_path / "a", "http_server__wide")["model"]["request"]["concurrency"] == 2
 
 
 def test_preflight_failure_under_concurrency_sends_no_case_request(pytester, tmp_path):
