@@ -139,7 +139,7 @@ def test_merge_refuses_duplicated_cases_and_shards(runs, tmp_path, capsys):
 
 
 def test_merge_names_missing_cases_and_leaves_a_resumable_dump(runs, tmp_path, capsys):
-    first, second, third = parts(runs)
+    first, _, third = parts(runs)
     killed = json.loads(third.read_text())
     lost = killed["cases"].pop()["case_id"]
     short = _write(tmp_path / "killed.json", killed)
