@@ -81,8 +81,8 @@ class PairPipeline:
         self._outstanding[case.id] = _send_ahead(self._send, case)
 
     def _top_up(self) -> None:
-        """Send ahead while fewer than ``limit`` answers are outstanding and the model is
-        not failing fast (a server that errors should not get more requests than serial)."""
+        """Send ahead while fewer than ``limit`` answers are outstanding; nothing new once
+        fail-fast has tripped (a failing server gets only the requests already in flight)."""
         while len(self._outstanding) < self._limit and self._next < len(self._upcoming):
             case = self._upcoming[self._next]
             if case.id in self._started:

@@ -17,7 +17,13 @@ import pytest
 from needle_lib.judge import JudgeError
 from needle_lib.llm import ChatResult
 from needle_lib.plugin.dispatch import RecallDispatcher
-from needle_lib.plugin.recall import RecallCase, RecallClients, ask, preflight
+from needle_lib.plugin.recall import (
+    RecallCase,
+    RecallClients,
+    ask,
+    preflight,
+    recall_case_of,
+)
 from needle_lib.plugin.resume import stored_answer
 from needle_lib.plugin.scorecard import Scorecard
 from needle_lib.plugin.search import SearchCase, SearchClients, judged_result
@@ -40,14 +46,6 @@ def recall_client_pool() -> Iterator[RecallClients]:
     pool.close()
 
 
-def _recall_cases(items: list[pytest.Item]) -> Iterator[RecallCase]:
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        case = callspec.params.get("recall_case") if callspec else None
-        if isinstance(case, RecallCase):
-            yield case
-
-
 @pytest.fixture(scope="session")
 def recall_dispatcher(request: pytest.FixtureRequest) -> RecallDispatcher:
     config, session = request.config, request.session
@@ -55,8 +53,9 @@ def recall_dispatcher(request: pytest.FixtureRequest) -> RecallDispatcher:
     def upcoming(pair: str) -> list[RecallCase]:
         # session.items is this process's run order; under xdist, --dist loadgroup (forced
         # with --concurrency) keeps a pair's cases on one worker.
-        return [case for case in _recall_cases(session.items)
-                if case.pair == pair and stored_answer(config, case) is None]
+        cases = (recall_case_of(item) for item in session.items)
+        return [case for case in cases if case is not None and case.pair == pair
+                and stored_answer(config, case) is None]
 
     return RecallDispatcher(
         upcoming, lambda case: _tripped(config, f"model {case.model.key}") is None)

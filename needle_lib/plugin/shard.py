@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from needle_lib.plugin.recall import RecallCase, recall_case_of
+
 SHARD_BY = ("pair", "case")
 PARTS_DIR = "parts"
 
@@ -53,20 +55,15 @@ def assign(sizes: dict[str, int], count: int) -> dict[str, int]:
     return shard_of
 
 
-def _recall_case(item: pytest.Item) -> Any:
-    callspec = getattr(item, "callspec", None)
-    return callspec.params.get("recall_case") if callspec else None
-
-
 def select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Keep this shard's recall cases (and every other item); deselect the rest."""
     shard: Shard | None = config.getoption("shard")
     if shard is None:
         return
     by_case = config.getoption("shard_by") == "case"
-    cases = {item.nodeid: case for item in items if (case := _recall_case(item)) is not None}
+    cases = {item.nodeid: case for item in items if (case := recall_case_of(item)) is not None}
 
-    def group(case: Any) -> str:
+    def group(case: RecallCase) -> str:
         return case.id if by_case else case.pair
 
     sizes: dict[str, int] = {}
