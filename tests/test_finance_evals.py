@@ -204,3 +204,23 @@ def test_generated_gold_runs_end_to_end(pytester, tmp_path, engines):
         "filingdoc": {"n": 1, "recall_at_k": 0.0}, "finance": {"n": 1, "recall_at_k": 1.0}}
     assert report["engines"]["brave"]["mrr_at_k"] == pytest.approx(0.25)
     assert report["engines"]["ultimate"]["misses_universal"] == 0
+
+
+def test_shards_merge_into_the_single_machine_report(pytester, tmp_path, engines):
+    from needle_lib.cli import main
+
+    run(pytester, tmp_path, "whole")
+    for index in (1, 2):
+        run(pytester, tmp_path, "parts", "--shard", f"{index}/2")
+    parts = sorted((tmp_path / "parts" / "search").glob("finance__*.shard-*-of-2.json"))
+    assert len(parts) == 2
+    sizes = [len(json.loads(p.read_text())["cases"]) for p in parts]
+    assert sum(sizes) == 8 and min(sizes) > 0
+    out = tmp_path / "merged.json"
+    assert main(["merge", *map(str, parts), "--out", str(out)]) == 0
+    merged, whole = json.loads(out.read_text()), report_of(tmp_path / "whole")
+    for name in ("exa", "brave", "ultimate"):
+        a, b = merged["engines"][name], whole["engines"][name]
+        for key in ("recall_at_k", "mrr_at_k", "num_scored", "search_errors", "by_bucket",
+                    "misses_system_specific", "misses_universal"):
+            assert a[key] == b[key], (name, key)

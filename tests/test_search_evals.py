@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from evalrun import run_evals
+from evalrun import assert_usage_error, run_evals
 
 from needle_lib.metrics.ndcg import GAINS
 from needle_lib.testing.search_server import FakeSearchServer
@@ -98,8 +98,7 @@ def test_malformed_gold_row_names_file_and_line(pytester, tmp_path):
     gold = tmp_path / "gold.jsonl"
     gold.write_text('{"query_id": "a", "query": "ok"}\n{"query": "no id"}\n')
     result = run_evals(pytester, tmp_path, "--queries", str(gold), module="test_news.py")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: {gold}:2: row has no 'query_id'"])
+    assert_usage_error(result, f"{gold}:2: row has no 'query_id'*")
 
 
 def test_unknown_engine_is_named_with_the_known_ones(pytester, tmp_path):
@@ -107,8 +106,7 @@ def test_unknown_engine_is_named_with_the_known_ones(pytester, tmp_path):
     queries.write_text("one query\n")
     result = run_evals(pytester, tmp_path, "--queries", str(queries), "--engines", "exa,nope",
                        module="test_news.py")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: *unknown engine(s) nope; known: keenable*brave*"])
+    assert_usage_error(result, "--engines: unknown engine(s) nope; known: keenable*brave*")
 
 
 def test_parallel_search_runs_group_cases_by_engine(pytester, tmp_path, search_env):
