@@ -154,10 +154,10 @@ def test_merge_names_missing_cases_and_leaves_a_resumable_dump(runs, tmp_path, c
     assert merged["summary"]["not_run"] == 7 - len(merged["cases"])
 
 
-def test_merge_refuses_search_reports_for_now(tmp_path, capsys):
+def test_merge_refuses_old_search_reports_and_broken_files(tmp_path, capsys):
     report = _write(tmp_path / "news.json", {"benchmark": "news", "engines": {}})
     assert needle(["merge", str(report), "--out", str(tmp_path / "m.json")]) == 2
-    assert "merging search reports is not supported yet" in capsys.readouterr().err
+    assert "without 'header' and 'cases'" in capsys.readouterr().err
     broken = tmp_path / "broken.json"
     broken.write_text("{")
     assert needle(["merge", str(broken), "--out", str(tmp_path / "m.json")]) == 2
