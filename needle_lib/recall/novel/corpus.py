@@ -28,13 +28,13 @@ from needle_lib.recall.novel.pieces import (
     seed_group,
 )
 from needle_lib.recall.novel.prompts import PromptTokens, prompt_tokens
+from needle_lib.recall.size import ANSWER_ROOM
 from needle_lib.tokens import count_tokens
 
 GENERATOR_VERSION = 2  # bump on any change to generated output
 DEFAULT_SEEDS: tuple[int, int, int] = (48_611, 73_019, 90_247)
 #: Corpus name → the context it is made for, in units of 1,024 tokens.
 SIZES: dict[str, int] = {"novel_16k": 16, "novel_64k": 64, "novel_128k": 128}
-ANSWER_ROOM = 2_048  # tokens of the context left for the answer (and the chat template)
 FILL = (Fraction(90, 100), Fraction(1))  # the longest prompt's share of the prompt budget
 SIZE_RULE = (
     "the whole prompt of novel_Nk (preamble, corpus and task) is 90-100 % of "

@@ -8,33 +8,21 @@ checks those targets equal what the extractor finds in the shipped files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from needle_lib.paths import FIXTURES_DIR
 from needle_lib.recall.corpus import Corpus, CorpusFile, display_path
 from needle_lib.recall.extract import FunctionDef
 from needle_lib.recall.novel.pieces import PRIMARY_LINES
-from needle_lib.recall.prompt import build_prompt, corpus_preamble
+from needle_lib.recall.size import PromptTokens, prompt_range
 from needle_lib.recall.targets import Target
-from needle_lib.tokens import REFERENCE, count_tokens
+from needle_lib.tokens import REFERENCE
 
 if TYPE_CHECKING:
     from needle_lib.recall.novel.corpus import NovelCorpus
 
 #: Where the corpora are shipped; the prompt names the file by its path from the repo root.
 NOVEL_DIR = FIXTURES_DIR / "novel"
-
-
-@dataclass(frozen=True)
-class PromptTokens:
-    """The shortest and the longest prompt of a corpus (they differ only in the task)."""
-
-    min: int
-    max: int
-
-    def to_json(self) -> dict[str, int]:
-        return {"min": self.min, "max": self.max}
 
 
 def recall_view(corpus: NovelCorpus) -> tuple[Corpus, list[Target]]:
@@ -62,18 +50,6 @@ def recall_view(corpus: NovelCorpus) -> tuple[Corpus, list[Target]]:
 
 
 def prompt_tokens(corpus: NovelCorpus, tokenizer: str = REFERENCE) -> PromptTokens:
-    """Token counts of the corpus's prompts, the ``/no_think`` suffix included (the longest
-    form any model config sends).
-
-    The preamble ends in a run of newlines, where every BPE pre-tokenizer splits, so a
-    prompt's count is the preamble's plus the task's: the corpus is counted once, not 18
-    times (a test pins the sum to the whole prompt's count).
-    """
+    """Token counts of the corpus's shortest and longest prompt."""
     view, targets = recall_view(corpus)
-    preamble = corpus_preamble(view)
-    tasks = [
-        count_tokens(build_prompt(view, target, no_think=True)[len(preamble) :], tokenizer)
-        for target in targets
-    ]
-    head = count_tokens(preamble, tokenizer)
-    return PromptTokens(head + min(tasks), head + max(tasks))
+    return prompt_range(view, targets, tokenizer)
