@@ -434,9 +434,9 @@ def test_a_silently_truncated_prompt_is_an_error_naming_both_figures_and_the_fix
     """Ollama keeps the last 4,096 tokens of a 14,000-token prompt and answers normally."""
     with respx.mock:
         route = respx.post(URL).mock(return_value=served(4096))
-        with client_for(make_config(tmp_path, max_tokens=1000)) as client:
-            with pytest.raises(PromptTruncatedError) as info:
-                client.complete(MESSAGES, prompt_tokens=14_000)
+        client = client_for(make_config(tmp_path, max_tokens=1000))
+        with client, pytest.raises(PromptTruncatedError) as info:
+            client.complete(MESSAGES, prompt_tokens=14_000)
     error = info.value
     text = str(error)
     assert route.call_count == 1  # the same prompt would be cut the same way

@@ -34,7 +34,7 @@ def test_reference_model_is_the_default(pytester: pytest.Pytester, tmp_path):
         assert case["outcome"] == "passed" and case["matched"] == case["scored"] > 0
     assert dump["summary"]["matched_pct"] == 100.0
     # sizes in real tokens: the corpus, each case's estimate, and what the server counted
-    assert dump["corpus"]["tokenizer"] == "qwen3.6" and 10_000 < dump["corpus"]["tokens"]
+    assert dump["corpus"]["tokenizer"] == "qwen3.6" and dump["corpus"]["tokens"] > 10_000
     for case in dump["cases"]:
         assert dump["corpus"]["tokens"] < case["prompt_tokens_est"]
         assert case["usage"]["prompt_tokens"] == case["prompt_tokens_est"]
