@@ -420,11 +420,13 @@ def test_overflow_suggests_a_context_that_fits(tmp_path: Path) -> None:
                 client.complete(MESSAGES, prompt_tokens=140_000)
 
 
-def served(prompt_tokens: int | None) -> httpx.Response:
+def served(prompt_tokens: int | None, cached: int | None = None) -> httpx.Response:
     body = completion()
     body["usage"] = None if prompt_tokens is None else {
         "prompt_tokens": prompt_tokens, "completion_tokens": 5,
         "total_tokens": prompt_tokens + 5}
+    if cached is not None:
+        body["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
     return httpx.Response(200, json=body)
 
 
@@ -433,7 +435,7 @@ def test_a_silently_truncated_prompt_is_an_error_naming_both_figures_and_the_fix
 ) -> None:
     """Ollama keeps the last 4,096 tokens of a 14,000-token prompt and answers normally."""
     with respx.mock:
-        route = respx.post(URL).mock(return_value=served(4096))
+        route = respx.post(URL).mock(return_value=served(4096, cached=3000))  # OpenAI-style
         client = client_for(make_config(tmp_path, max_tokens=1000))
         with client, pytest.raises(PromptTruncatedError) as info:
             client.complete(MESSAGES, prompt_tokens=14_000)
@@ -448,15 +450,17 @@ def test_a_silently_truncated_prompt_is_an_error_naming_both_figures_and_the_fix
 
 
 @pytest.mark.parametrize(
-    ("reported", "estimate"),
-    [(12_000, 14_000), (None, 14_000), (0, 14_000), (4096, None)],
-    ids=["other-tokenizer-within-20%", "no-usage", "zero-usage", "no-estimate"],
+    ("reported", "cached", "estimate"),
+    [(12_000, None, 14_000), (None, None, 14_000), (0, None, 14_000), (4096, None, None),
+     (150, 13_900, 14_000)],
+    ids=["other-tokenizer-within-20%", "no-usage", "zero-usage", "no-estimate",
+         "cached-part-reported-apart"],
 )
 def test_a_full_or_unknown_prompt_count_is_not_truncation(
-    tmp_path: Path, reported: int | None, estimate: int | None
+    tmp_path: Path, reported: int | None, cached: int | None, estimate: int | None
 ) -> None:
     with respx.mock:
-        respx.post(URL).mock(return_value=served(reported))
+        respx.post(URL).mock(return_value=served(reported, cached))
         with client_for(make_config(tmp_path)) as client:
             assert client.complete(MESSAGES, prompt_tokens=estimate).content == "answer"
 

@@ -23,15 +23,26 @@ from needle_lib.tokens import REFERENCE
 TRUNCATION_RATIO = 0.8
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def served_prompt_tokens(usage: dict[str, Any] | None) -> int | None:
     """The prompt size the server reports, or None when it reports none (0 means none too:
-    some servers send 0 rather than omit the field)."""
+    some servers send 0 rather than omit the field).
+
+    OpenAI's ``prompt_tokens`` includes the cached part (``prompt_tokens_details.
+    cached_tokens``), so a cached count above it can only mean a server that reports the
+    two apart (some Ollama builds): then the prompt is their sum, not a cut prompt.
+    """
     if not isinstance(usage, dict):
         return None
-    value = usage.get("prompt_tokens")
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+    value = _count(usage.get("prompt_tokens"))
+    if value is None or value <= 0:
         return None
-    return value
+    details = usage.get("prompt_tokens_details")
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    return value + cached if cached is not None and cached > value else value
 
 
 def is_truncated(served: int, estimated: int) -> bool:
