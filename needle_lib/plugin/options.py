@@ -19,6 +19,17 @@ def _at_least_one(value: str) -> int:
     return number
 
 
+def positive_int(text: str) -> int:
+    """A count that must be at least 1: ``--sample 0`` would silently collect nothing."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def add_options(parser: pytest.Parser) -> None:
     run = parser.getgroup("needle", "Needle evaluation runs")
     run.addoption("--notes", default="", help="free text recorded in every dump (server, quant…)")
@@ -26,7 +37,8 @@ def add_options(parser: pytest.Parser) -> None:
     run.addoption("--dump", default=None, help="dump path for a single (corpus, model) run")
     run.addoption("--no-color", action="store_true", default=False,
                   help="never colour diffs (pytest's --color=yes forces colour)")
-    run.addoption("--sample", type=int, default=None, help="how many targets/queries to sample")
+    run.addoption("--sample", type=positive_int, default=None,
+                  help="how many targets/queries to sample (at least 1)")
     run.addoption("--seed", type=int, default=None, help="sampling seed")
     run.addoption("--resume", action="store_true", default=False,
                   help="reuse scored cases of existing dumps with the same provenance")

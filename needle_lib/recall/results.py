@@ -11,6 +11,7 @@ from statistics import fmean, median
 from typing import Any
 
 from needle_lib.llm.protocol import ChatResult
+from needle_lib.llm.truncation import served_prompt_tokens
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.score import SCORER_VERSION, Score
 
@@ -32,7 +33,7 @@ EMPTY_CASE: dict[str, Any] = dict.fromkeys((
     "function", "case_id", "file", "start_line", "signature", "outcome", "matched", "scored",
     "ratio", "passed", "hallucinated", "reindented", "bonus", "missing", "composition",
     "response", "reasoning", "finish_reason", "latency_s", "usage", "timings", "attempts",
-    "error", "skip_reason",
+    "error", "skip_reason", "prompt_tokens_est",
 ))
 
 
@@ -117,6 +118,8 @@ def summarize(cases: list[dict[str, Any]], expected: int) -> dict[str, Any]:
     matched = sum(c["matched"] for c in valid)
     scored = sum(c["scored"] for c in valid)
     latencies = [c["latency_s"] for c in valid if c.get("latency_s") is not None]
+    served = [n for c in cases if (n := served_prompt_tokens(c.get("usage"))) is not None]
+    estimated = [c["prompt_tokens_est"] for c in cases if c.get("prompt_tokens_est")]
 
     def part(name: str, key: str) -> int:
         return sum(c["composition"][name][key] for c in valid)
@@ -142,6 +145,12 @@ def summarize(cases: list[dict[str, Any]], expected: int) -> dict[str, Any]:
         "latency_s": {
             "mean": round(fmean(latencies), 4) if latencies else None,
             "p50": round(median(latencies), 4) if latencies else None,
+        },
+        # Median prompt size: as the server counted it (usage.prompt_tokens, the model's own
+        # tokenizer) and as estimated under the reference tokenizer.
+        "prompt_tokens": {
+            "served": int(median(served)) if served else None,
+            "estimate": int(median(estimated)) if estimated else None,
         },
     }
 

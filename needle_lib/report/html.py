@@ -9,7 +9,13 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from needle_lib.report.terminal import MEANINGS, STYLES, case_headline, composition_line
+from needle_lib.report.terminal import (
+    MEANINGS,
+    STYLES,
+    case_headline,
+    composition_line,
+    prompt_size,
+)
 
 COLORS = {
     "matched": "color:#777",
@@ -47,16 +53,16 @@ def diff_html(case: dict[str, Any], diff: Iterable[Sequence[str]]) -> str:
 
 
 def summary_html(dumps: Sequence[dict[str, Any]]) -> str:
-    head = ("corpus", "model", "cases", "passed", "failed", "errors", "skipped", "matched %",
-            "pass rate %", "hallucinated", "reindented", "bonus", "status")
+    head = ("corpus", "model", "prompt tokens", "cases", "passed", "failed", "errors",
+            "skipped", "matched %", "pass rate %", "hallucinated", "reindented", "bonus", "status")
     rows = []
     for dump in dumps:
         s = dump["summary"]
         status = "ok" if dump["valid"] and dump["complete"] else (
             "INVALID (errors)" if not dump["valid"] else "⚠ INCOMPLETE")
-        cells = (dump["corpus"]["name"], dump["model"]["key"], s["cases"], s["passed"],
-                 s["failed"], s["errors"], s["skipped"], s["matched_pct"], s["pass_rate"],
-                 s["hallucinated"], s["reindented"], s["bonus"], status)
+        cells = (dump["corpus"]["name"], dump["model"]["key"], prompt_size(s), s["cases"],
+                 s["passed"], s["failed"], s["errors"], s["skipped"], s["matched_pct"],
+                 s["pass_rate"], s["hallucinated"], s["reindented"], s["bonus"], status)
         rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
     header = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
     return (

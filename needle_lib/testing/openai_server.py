@@ -3,7 +3,9 @@
 It speaks real HTTP on 127.0.0.1, so tests and benchmarks exercise the same client path as
 a run against LM Studio or llama.cpp. Behaviours cover what real servers do to a harness:
 answer right, answer wrong, re-indent everything, fail with 500, answer with an HTML page
-or broken JSON, and take time (``latency``) with a bounded number of ``slots``.
+or broken JSON, silently truncate a long prompt (Ollama), and take time (``latency``) with a
+bounded number of ``slots``. ``usage.prompt_tokens`` is counted with the reference
+tokenizer, as a server running a Qwen3.5/3.6 model would count it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from needle_lib.recall.reference import reference_answer
 from needle_lib.testing.loopback import LoopbackServer, Response
+from needle_lib.tokens import count_tokens
 
 Behaviour = Callable[[list[dict]], str]
 
@@ -37,9 +40,13 @@ def _mixed(messages: list[dict]) -> str:
     return "\n".join(lines[: len(lines) // 4]) if kind == 1 else _wrong(messages)
 
 
+#: Behaviour → the context it keeps: Ollama's OpenAI-compatible endpoint keeps only the last
+#: ``num_ctx`` tokens (4,096 by default) of a longer prompt and answers as if nothing happened.
+TRUNCATING = {"truncate": 4096}
 BEHAVIOURS: dict[str, Behaviour] = {
     "perfect": reference_answer,
     "wrong": _wrong,
+    "truncate": _wrong,  # the model saw the task but not the corpus
     "reindent": lambda messages: "\n".join(
         "  " + line.strip() if line.strip() else line
         for line in reference_answer(messages).split("\n")
@@ -95,14 +102,19 @@ class FakeOpenAIServer(LoopbackServer):
         behaviour = "perfect" if number <= self.answer_first else self.behaviour
         if behaviour in FAILURES:
             return FAILURES[behaviour]
-        content = BEHAVIOURS[behaviour](body.get("messages", []))
+        messages = body.get("messages", [])
+        content = BEHAVIOURS[behaviour](messages)
+        prompt = sum(count_tokens(str(m.get("content") or "")) for m in messages)
+        prompt = min(prompt, TRUNCATING.get(behaviour, prompt))
+        answer = count_tokens(content)
         completion = {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
             "model": body.get("model", "fake"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                          "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            "usage": {"prompt_tokens": prompt, "completion_tokens": answer,
+                      "total_tokens": prompt + answer},
         }
         return 200, "application/json", json.dumps(completion).encode()
 
