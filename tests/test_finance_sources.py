@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 import respx
+from fakeclock import FakeTime
 
 from needle_lib.benches.finance.sources import (
     Company,
@@ -14,19 +15,6 @@ from needle_lib.benches.finance.sources import (
 )
 from needle_lib.net.sources import MissingContact, SourceError
 from needle_lib.testing.finance_sources import CONTACT, FakeFinanceSources, no_wait
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(round(seconds, 6))
-        self.now += seconds
 
 
 @pytest.fixture(scope="module")

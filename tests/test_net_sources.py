@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 import respx
+from fakeclock import FakeTime
 
 from needle_lib.benches.rows import canonical_text, dedupe_rows, query_id
 from needle_lib.net.sources import MissingContact, SourceClient, SourceError
@@ -19,21 +20,6 @@ class Registry(SourceClient):
     default_base_url = "https://registry.example"
     min_interval = 0.1
     contact_required = True
-
-
-class FakeTime:
-    """A clock that only moves when something sleeps: rate limits are checked exactly."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(round(seconds, 6))
-        self.now += seconds
 
 
 ENV = {"NEEDLE_CONTACT": "ops@example.org"}

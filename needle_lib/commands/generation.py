@@ -26,16 +26,6 @@ def csv_choices(known: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
     return parse
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
 def add_generate_parser(subparsers: argparse._SubParsersAction, bench: str, *, help: str,
                         description: str | None) -> argparse.ArgumentParser:
     """``needle <bench> generate`` with ``--out`` and ``--seed``; the bench adds the rest."""

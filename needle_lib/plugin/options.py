@@ -2,32 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
+from needle_lib.argtypes import positive_int
 from needle_lib.plugin.shard import SHARD_BY, parse_shard
-
-
-def _at_least_one(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
-    return number
-
-
-def positive_int(text: str) -> int:
-    """A count that must be at least 1: ``--sample 0`` would silently collect nothing."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -91,7 +69,7 @@ def add_options(parser: pytest.Parser) -> None:
     recall.addoption("--max-tokens", type=int, default=None)
     recall.addoption("--temperature", type=float, default=None)
     recall.addoption("--timeout", type=float, default=None, help="per-request timeout (s)")
-    recall.addoption("--concurrency", type=_at_least_one, default=None, metavar="N",
+    recall.addoption("--concurrency", type=positive_int, default=None, metavar="N",
                      help="requests of a (corpus, model) pair in flight at once from one "
                           "process (default: the model config's `concurrency`, else 1)")
     recall.addoption("--think", action="store_true", default=False,
