@@ -30,7 +30,7 @@ SYNTAX_CYCLE = ("plain", "quoted", "plain", "site")
 SITE = "law.cornell.edu"
 
 _CITATION_FORMS = re.compile(
-    r"\bc\.?\s?f\.?\s?r\b|\bu\.?\s?s\.?\s?c\b|§|\b(?:section|part|title)\s+\d", re.I)
+    r"\bc\.?\s?f\.?\s?r\b|\bu\.?\s?s\.?\s?c\b|§|\b(?:section|part|title)\s+\d[\w.\-]*", re.I)
 
 SYSTEM = (
     "You write web search queries that find one specific section of the US Code of Federal "
