@@ -142,7 +142,7 @@ def test_section_xml_text_comes_from_the_sections_own_paragraphs():
 
 def test_section_xml_without_the_section_is_an_error():
     xml = section_xml("240", "240.10b-6", "Other", ["Text."])
-    with pytest.raises(SectionXMLError, match="holds no section 240.10b-5"):
+    with pytest.raises(SectionXMLError, match=r"holds no section 240\.10b-5"):
         parse_section_xml(xml, REF)
 
 
