@@ -133,8 +133,8 @@ def extract_ids(*, text: str, url: str) -> FoundIds:
     )
 
 
-def _strings(gold: dict[str, Any], ids: dict[str, Any], key: str) -> tuple[str, ...]:
-    value = ids.get(key, gold.get(key))
+def _strings(ids: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = ids.get(key)
     if value in (None, ""):
         return ()
     if isinstance(value, str | int):
@@ -167,9 +167,9 @@ class LegalGold:
         if not isinstance(ids, dict) or not ids:
             raise LegalGoldError("gold 'ids' must be a non-empty object "
                                  "(cluster, docket, cites or cfr)")
-        cluster, docket, cfr = (next(iter(_strings(gold, ids, k)), "")
+        cluster, docket, cfr = (next(iter(_strings(ids, k)), "")
                                 for k in ("cluster", "docket", "cfr"))
-        cites = _strings(gold, ids, "cites")
+        cites = _strings(ids, "cites")
         if not (cluster or docket or cites or cfr):
             raise LegalGoldError("gold 'ids' has none of cluster, docket, cites, cfr")
         tokens = gold.get("party_tokens") or []
