@@ -36,6 +36,7 @@ _JUDGED = {
 }
 _KNOWN_ITEM = {
     "finance": "needle_lib.benches.finance.bench:FinanceBench",
+    "legal": "needle_lib.benches.legal.bench:LegalBench",
 }
 BENCH_NAMES = (*_JUDGED, *_KNOWN_ITEM)
 

@@ -15,4 +15,5 @@ COMMAND_MODULES: list[str] = [
     "needle_lib.commands.compare",
     "needle_lib.commands.finance",
     "needle_lib.commands.merge",
+    "needle_lib.commands.legal",
 ]

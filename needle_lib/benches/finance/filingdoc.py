@@ -16,10 +16,11 @@ About half the rows then carry search syntax (``"quoted"``, ``site:sec.gov``,
 from __future__ import annotations
 
 import re
-import unicodedata
 from datetime import date, timedelta
 
 from needle_lib.benches.finance.sources import Company, Filing
+from needle_lib.benches.projection import normalise, quoted_spans, span_problem, unquoted
+from needle_lib.benches.projection import read_reply as read_projected_reply
 
 PROMPT_VERSION = "filingdoc-1"
 REFUSAL = "NO_DISTINCT_QUERY"
@@ -33,11 +34,6 @@ DATE_WINDOW = timedelta(days=45)
 
 _ACCESSION = re.compile(r"\d{10}-?\d{2}-?\d{6}")
 _URL = re.compile(r"https?://|www\.", re.I)
-_SPAN = re.compile(r'"([^"]*)"')
-_TRANSLATE = str.maketrans({
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2018": "'", "\u2019": "'", "\u201a": "'",
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-",
-})
 
 SYSTEM = (
     "You write web search queries that lead to one specific SEC filing and no other. "
@@ -78,24 +74,9 @@ def prompt_messages(company: Company, filing: Filing, text: str) -> list[dict[st
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
-def normalise(text: str) -> str:
-    """Compatibility forms folded (no-break spaces, ligatures), typographic quotes and dashes
-    made plain, lowercased, whitespace collapsed: how span and document are compared."""
-    folded = unicodedata.normalize("NFKC", text).translate(_TRANSLATE)
-    return " ".join(folded.lower().split())
-
-
 def read_reply(content: str) -> str | None:
-    """The candidate query in an LLM answer: its first non-empty line, typographic quotes
-    made plain. None is a refusal (the sentinel, or nothing at all)."""
-    line = next((ln.strip().strip("`").strip() for ln in content.splitlines()
-                 if ln.strip().strip("`").strip()), "")  # skip Markdown code fences
-    if line.lower().startswith("query:"):
-        line = line[len("query:"):].strip()
-    line = " ".join(line.translate(_TRANSLATE).split())
-    if not line or REFUSAL in line.upper():
-        return None
-    return line
+    """The candidate query in an LLM answer (``projection.read_reply``); None is a refusal."""
+    return read_projected_reply(content, REFUSAL)
 
 
 def rejection(query: str, *, text: str, company: Company) -> str | None:
@@ -107,16 +88,10 @@ def rejection(query: str, *, text: str, company: Company) -> str | None:
         return "leaks an accession number"
     if _URL.search(query):
         return "contains a URL"
-    spans = _SPAN.findall(query)
-    if len(spans) != 1 or query.count('"') != 2:
-        return f"{query.count(chr(34))} double quotes (want exactly one quoted span)"
-    span = spans[0]
-    span_words = len(span.split())
-    if not MIN_SPAN_WORDS <= span_words <= MAX_SPAN_WORDS:
-        return f"quoted span of {span_words} words (want {MIN_SPAN_WORDS}-{MAX_SPAN_WORDS})"
-    if normalise(span) not in normalise(text):
-        return f"quoted span {span!r} is not in the document"
-    outside = normalise(_SPAN.sub(" ", query))
+    problem = span_problem(query, text, min_words=MIN_SPAN_WORDS, max_words=MAX_SPAN_WORDS)
+    if problem is not None:
+        return problem
+    outside = normalise(query.replace(f'"{quoted_spans(query)[0]}"', " "))
     anchor = re.split(r"[^0-9a-z]+", normalise(company.name))
     first = next((token for token in anchor if token), "")
     if first and not re.search(rf"(?<![0-9a-z]){re.escape(first)}(?![0-9a-z])", outside):
@@ -129,7 +104,7 @@ def with_syntax(query: str, syntax: str, filed: str) -> str:
     syntax drops them; ``site`` and ``date`` append their operator."""
     if syntax == "quoted":
         return query
-    bare = " ".join(query.replace('"', " ").split())
+    bare = unquoted(query)
     if syntax == "site":
         return f"{bare} site:{SITE}"
     if syntax == "date":
