@@ -19,6 +19,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from needle_lib.argtypes import positive_int
 from needle_lib.benches.legal.caption import COURT_PHRASES, DEFAULT_COURTS
 from needle_lib.benches.legal.generate import DEFAULT_TITLES, SUITES, Options, Tally, generate
 from needle_lib.benches.legal.sources import (
@@ -28,7 +29,7 @@ from needle_lib.benches.legal.sources import (
     MissingToken,
 )
 from needle_lib.benches.rows import seed_from_hour, write_rows
-from needle_lib.commands.generation import add_generate_parser, csv_choices, positive_int
+from needle_lib.commands.generation import add_generate_parser, csv_choices
 from needle_lib.llm import AsyncChatClient, load_dotenv_once, make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
 from needle_lib.net.sources import SourceClient
