@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from needle_lib.benches.rows import row_day
 from needle_lib.judge import JudgeError
 from needle_lib.llm import ChatResult, LLMError
 from needle_lib.plugin.recall import RecallCase, RecallClients, ask, preflight
@@ -130,19 +131,23 @@ def search_judged(
         run_state(config).note_error(subject, outcome.error)
         pytest.fail(f"search failed: {outcome.error}", pytrace=False)
     run_state(config).note_success(subject)
+    today = row_day(query.row)  # the judge rates freshness as of the query's own hour
     try:
         judge = search_clients.judge
         before = judge.requests
-        verdicts = search_clients.run(judge.rate_many(query.query, list(outcome.results)))
+        verdicts = search_clients.run(judge.rate_many(
+            query.query, list(outcome.results), today=today, snippet_chars=plan.snippet_chars))
     except ConfigError as exc:
         reason = f"relevance judge not configured: {exc}"
         scorecard.update_case(skip_reason=reason)
         pytest.skip(reason)
+    profile = search_clients.run(judge.profile(query.query))  # made above; no new request
     results = [judged_result(result, verdict)
                for result, verdict in zip(outcome.results, verdicts, strict=True)]
     errors = [v for v in verdicts if isinstance(v, JudgeError)]
     scorecard.update_case(results=results, judge_errors=len(errors),
-                          judge_requests=judge.requests - before)
+                          judge_requests=judge.requests - before,
+                          query_profile=profile.as_dict() if profile else None)
     if errors:
         pytest.fail(f"judge failed on {len(errors)} of {len(results)} result(s): {errors[0]}",
                     pytrace=False)

@@ -2,9 +2,10 @@
 
 One real HTTP server answers Exa's ``POST /search``, Brave's ``GET /res/v1/web/search`` and an
 OpenAI-compatible ``/v1/chat/completions`` judge, each in its documented shape, with results
-and ratings derived deterministically from the query and URL. Point engines at it with
-``NEEDLE_EXA_BASE_URL`` / ``NEEDLE_BRAVE_BASE_URL`` and the judge with
-``NEEDLE_JUDGE_BASE_URL``.
+and ratings derived deterministically from the query and URL. The judge also answers query
+profile requests (counted under ``judge`` like every judge call, and under ``profile``).
+Point engines at it with ``NEEDLE_EXA_BASE_URL`` / ``NEEDLE_BRAVE_BASE_URL`` and the judge
+with ``NEEDLE_JUDGE_BASE_URL``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections import Counter
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from needle_lib.judge.profile import SYSTEM_PROMPT as PROFILE_PROMPT
 from needle_lib.testing.loopback import LoopbackServer, Response
 
 POOL = 8  # distinct URLs per query shared by the engines, so pooling and overlap matter
@@ -62,24 +64,43 @@ class FakeSearchServer(LoopbackServer):
         return {"web": {"results": [{"url": u, "title": f"Brave: {u}",
                                      "description": f"snippet about {u}"} for u in urls]}}
 
-    def _judge(self, body: dict[str, Any]) -> dict[str, Any]:
-        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+    def _judge(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        messages = body.get("messages", [])
+        prompt = "\n".join(str(m.get("content", "")) for m in messages)
+        if messages and messages[0].get("content") == PROFILE_PROMPT:
+            query = re.search(r"<query>(.*)</query>", prompt)
+            content = json.dumps({
+                "query_type": "specific", "query_domain": "news",
+                "main_aspects": [query.group(1) if query else "?"], "aux_aspects": [],
+                "content_archetype": "ephemeral",
+            })
+            return "profile", self._completion(body, content)
         url = re.search(r"https?://\S+?(?=[\s<])", prompt)
         rating = fake_rating(url.group(0)) if url else 0
         labels = ["FailsM", "SM", "MM", "HM", "FullyM"]
-        content = json.dumps({"rating": rating, "label": labels[rating], "reasoning": "fake"})
+        content = json.dumps({"reasoning": "fake", "integrity": "pass", "freshness": "pass",
+                              "staleness": "pass", "domain": "n/a", "operators": "n/a",
+                              "rating": rating, "label": labels[rating]})
+        return "verdict", self._completion(body, content)
+
+    @staticmethod
+    def _completion(body: dict[str, Any], content: str) -> dict[str, Any]:
         return {"id": "fake", "object": "chat.completion", "model": body.get("model"),
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": content}}]}
 
     def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
         parsed = urlparse(path)
+        kind = None
         if method == "GET":
             what, payload = "brave", self._brave(parse_qs(parsed.query))
         elif parsed.path.endswith("/chat/completions"):
-            what, payload = "judge", self._judge(json.loads(body))
+            what = "judge"
+            kind, payload = self._judge(json.loads(body))
         else:
             what, payload = "exa", self._exa(json.loads(body))
         with self._lock:
             self.requests[what] += 1
+            if kind == "profile":
+                self.requests["profile"] += 1
         return 200, "application/json", json.dumps(payload).encode()
