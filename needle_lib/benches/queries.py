@@ -49,7 +49,7 @@ def load_queries(path: Path) -> list[Query]:
             raise ConfigError(f"{where}: not a JSON object: {exc.msg}") from None
         if not isinstance(row, dict):
             raise ConfigError(f"{where}: expected a JSON object, got {type(row).__name__}")
-        text = row.get("query")
+        text = row.get("query") or row.get("query_text")  # query_text: NEEDLE's generated rows
         if not isinstance(text, str) or not text.strip():
             raise ConfigError(f"{where}: row has no 'query' text")
         query_id = row.get("query_id")

@@ -42,6 +42,8 @@ def fake_rating(url: str) -> int:
 class FakeSearchServer(LoopbackServer):
     def __init__(self) -> None:
         self.requests: Counter[str] = Counter()
+        #: The user turn of every verdict request, for tests that check what the judge saw.
+        self.verdict_prompts: list[str] = []
         self._lock = threading.Lock()
         super().__init__()
 
@@ -75,6 +77,8 @@ class FakeSearchServer(LoopbackServer):
                 "content_archetype": "ephemeral",
             })
             return "profile", self._completion(body, content)
+        with self._lock:
+            self.verdict_prompts.append(str(messages[-1].get("content", "")))
         url = re.search(r"https?://\S+?(?=[\s<])", prompt)
         rating = fake_rating(url.group(0)) if url else 0
         labels = ["FailsM", "SM", "MM", "HM", "FullyM"]
