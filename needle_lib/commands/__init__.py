@@ -14,4 +14,5 @@ COMMAND_MODULES: list[str] = [
     "needle_lib.commands.dashboard",
     "needle_lib.commands.compare",
     "needle_lib.commands.news",
+    "needle_lib.commands.agentic_rare",
 ]
