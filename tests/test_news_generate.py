@@ -426,3 +426,17 @@ def test_generated_cohort_runs_through_the_news_eval(
     assert report["engines"]["exa"]["judge_errors"] == 0 and judged > 4
     queries = {row["query"] for row in report["engines"]["exa"]["per_query"]}
     assert queries == {row["query_text"] for row in rows}
+
+
+def test_cli_without_an_llm_key_fails_before_fetching(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with FakeNewsServer(SOURCES) as live:
+        for key, value in live.env().items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setenv("OPENROUTER_API_KEY", "")
+        code = main(["news", "generate", "--source", "trending", "--geos", "US",
+                     "--out", str(tmp_path / "fresh.jsonl")])
+        fetched = sum(live.requests.values())
+    assert code == 2 and "OPENROUTER_API_KEY" in capsys.readouterr().err
+    assert fetched == 0 and not (tmp_path / "fresh.jsonl").exists()
