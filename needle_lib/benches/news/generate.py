@@ -108,10 +108,6 @@ async def _fetch(what: str, fetch: Callable[[], Awaitable[list[T]]], stats: News
         return []
 
 
-def _origin_time(moment: datetime) -> str:
-    return moment.isoformat()
-
-
 def rss_row(candidate: Candidate, text: str, hour: datetime) -> dict[str, Any]:
     item = candidate.item
     domain = item.feed.topical_domain
@@ -125,7 +121,7 @@ def rss_row(candidate: Candidate, text: str, hour: datetime) -> dict[str, Any]:
             "parent_site": item.feed.url,
             "url": item.url,
             "title": item.title,
-            "lastmod_or_pub_at": _origin_time(item.published),
+            "lastmod_or_pub_at": item.published.isoformat(),
             "fresh": candidate.fresh,
         },
     })
@@ -140,7 +136,7 @@ def trend_row(trend: Trend, text: str, hour: datetime) -> dict[str, Any]:
             "producer": "trends_queries",
             "topic": trend.topic,
             "approx_traffic": trend.approx_traffic,
-            "pub_date": _origin_time(trend.published),
+            "pub_date": trend.published.isoformat(),
             "geos": list(trend.geos),
             "geo_count": len(trend.geos),
             "news_items": [{"title": n.title, "url": n.url, "source": n.source}

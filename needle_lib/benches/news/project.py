@@ -18,7 +18,6 @@ from datetime import date
 from typing import Any
 
 from needle_lib.benches.news.parse import FeedItem, Trend
-from needle_lib.benches.news.select import news_lines
 from needle_lib.llm import AsyncChatClient, LLMError
 
 PROJECTION_PROMPT_VERSION = "news-projection-v1"
@@ -80,6 +79,11 @@ def feed_messages(item: FeedItem, today: date) -> list[dict[str, Any]]:
             f"Summary: {item.summary[:SUMMARY_CHARS]}\n"
             f"URL: {item.url}")
     return [{"role": "system", "content": FEED_SYSTEM}, {"role": "user", "content": user}]
+
+
+def news_lines(trend: Trend) -> list[str]:
+    """``[source] title`` per news item: what the projection sees of a topic's coverage."""
+    return [f"[{n.source or 'unknown'}] {n.title}" for n in trend.news_items if n.title]
 
 
 def trend_messages(trend: Trend, today: date) -> list[dict[str, Any]]:

@@ -180,9 +180,3 @@ def funnel_trends(trends: Iterable[Trend], *, now: datetime, max_trends: int) ->
         kept = kept[:max_trends]
     funnel.topics = kept
     return funnel
-
-
-def news_lines(trend: Trend) -> list[str]:
-    """``[source] title`` per news item: what the projection sees of a topic's coverage."""
-    return [f"[{n.source or 'unknown'}] {n.title}" for n in trend.news_items if n.title]
-
