@@ -34,7 +34,8 @@ def test_jsonl_rows_keep_their_fields_and_stratum(tmp_path):
 @pytest.mark.parametrize("line, message", [
     ('{"query_id": "a"', "not a JSON object"),
     ('["a", "b"]', "expected a JSON object"),
-    ('{"query_id": "a", "query": ""}', "no 'query' text"),
+    ('{"query_id": "a", "query": ""}', "no 'query_text'"),
+    ('{"query_id": "a", "query_text": "x", "gold": "{oops"}', "'gold' is a string but not JSON"),
     ('{"query": "text"}', "no 'query_id'"),
     ('{"query_id": "ok", "query": "again"}', "duplicate query_id 'ok'"),
 ])
@@ -43,6 +44,18 @@ def test_malformed_rows_name_file_and_line(tmp_path, line, message):
     path.write_text('{"query_id": "ok", "query": "fine"}\n' + line + "\n")
     with pytest.raises(ConfigError, match=rf"gold\.jsonl:2: .*{message}"):
         load_queries(path)
+
+
+def test_needle_rows_decode_string_fields(tmp_path):
+    path = tmp_path / "needle.jsonl"
+    row = {"query_id": "9b_2026-07-02T14", "query_text": "nvidia ceo", "query_source": "finance",
+           "query_origin": json.dumps({"bucket": "finance", "syntax": "plain"}),
+           "gold": {"field": "ceo", "value": "Jensen Huang"}}
+    path.write_text(json.dumps(row) + "\n")
+    (query,) = load_queries(path)
+    assert (query.query, query.source, query.where) == ("nvidia ceo", "finance", f"{path}:1")
+    assert query.origin == {"bucket": "finance", "syntax": "plain"}
+    assert query.gold["value"] == "Jensen Huang"
 
 
 def test_unreadable_file_is_named(tmp_path):

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from needle_lib.benches.sampling import seed_from_hour, shuffled, splitmix64, stratified_sample
+from needle_lib.benches.rows import seed_from_hour
+from needle_lib.benches.sampling import shuffled, splitmix64, stratified_sample
 
 
 def test_splitmix64_matches_the_reference_sequence() -> None:

@@ -2,6 +2,9 @@
 
 A malformed row is an error naming the file and line, never a silently dropped query: a
 query set that shrinks without notice changes every engine's mean.
+
+Rows in NEEDLE's format load as they are: ``query_text`` (or ``query``), and ``query_origin``
+and ``gold`` either as objects or as JSON strings (NEEDLE writes some of each).
 """
 
 from __future__ import annotations
@@ -22,6 +25,22 @@ class Query:
     query: str
     stratum: str | None = None
     row: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: Where the row is (``path:line``), for errors about it found after loading.
+    where: str = field(default="", compare=False)
+
+    @property
+    def source(self) -> str | None:
+        """The bench the row was generated for (NEEDLE's ``query_source``), if it says."""
+        value = self.row.get("query_source")
+        return str(value) if value else None
+
+    @property
+    def origin(self) -> dict[str, Any]:
+        return self.row.get("query_origin") or {}
+
+    @property
+    def gold(self) -> Any:
+        return self.row.get("gold")
 
 
 def _text_id(text: str) -> str:
@@ -49,18 +68,32 @@ def load_queries(path: Path) -> list[Query]:
             raise ConfigError(f"{where}: not a JSON object: {exc.msg}") from None
         if not isinstance(row, dict):
             raise ConfigError(f"{where}: expected a JSON object, got {type(row).__name__}")
-        text = row.get("query") or row.get("query_text")  # query_text: NEEDLE's generated rows
+        text = row.get("query_text", row.get("query"))
         if not isinstance(text, str) or not text.strip():
-            raise ConfigError(f"{where}: row has no 'query' text")
+            raise ConfigError(f"{where}: row has no 'query_text' (or 'query')")
+        for name in ("query_origin", "gold"):
+            row[name] = _object_field(row.get(name), name, where)
         query_id = row.get("query_id")
         if not isinstance(query_id, str | int) or str(query_id) == "":
             raise ConfigError(f"{where}: row has no 'query_id'")
         if str(query_id) in seen:
             raise ConfigError(f"{where}: duplicate query_id {query_id!r}")
         seen.add(str(query_id))
-        stratum = row.get("stratum") or row.get("length_bucket") or row.get("bucket")
-        queries.append(Query(str(query_id), text.strip(), str(stratum) if stratum else None, row))
+        stratum = (row.get("stratum") or row.get("length_bucket") or row.get("bucket")
+                    or row.get("topical_domain"))
+        queries.append(Query(str(query_id), text.strip(), str(stratum) if stratum else None, row,
+                             where))
     return queries
+
+
+def _object_field(value: Any, name: str, where: str) -> Any:
+    """``query_origin``/``gold`` as an object, decoding the JSON-string form."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{where}: '{name}' is a string but not JSON: {exc.msg}") from None
 
 
 def sample_queries(queries: list[Query], *, sample: int | None, seed: int,

@@ -44,6 +44,13 @@ def query_id(text: str, hour: datetime) -> str:
     return f"{query_hash(text)}_{hour_of(hour):%Y-%m-%dT%H}"
 
 
+def seed_from_hour(hour: datetime) -> int:
+    """The default seed of a generation run: derived from its UTC hour, so reruns within the
+    hour draw the same companies and facts, and the next hour draws afresh."""
+    digest = hashlib.sha256(hour_of(hour).isoformat().encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
 def row_day(row: Mapping[str, Any]) -> date | None:
     """The UTC date of a row's ``hour_ts`` (the day its query was current), or None.
 

@@ -2,27 +2,18 @@
 
 The shuffle is Fisher–Yates driven by splitmix64, NEEDLE's own choice, so the same seed
 picks the same rows here and there; Python's ``random`` would tie a cohort to CPython's
-generator. Without an explicit seed, the seed is derived from the cohort's UTC hour: two
-runs in the same hour agree, the next hour draws afresh.
+generator. Without an explicit seed, generators use ``rows.seed_from_hour``: two runs in
+the same hour agree, the next hour draws afresh.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import TypeVar
-
-from needle_lib.benches.rows import hour_of
 
 T = TypeVar("T")
 _MASK = (1 << 64) - 1
-
-
-def seed_from_hour(moment: datetime) -> int:
-    """A 64-bit seed from the UTC hour of ``moment``."""
-    digest = hashlib.sha256(hour_of(moment).isoformat().encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big")
 
 
 def splitmix64(state: int) -> tuple[int, int]:

@@ -7,6 +7,7 @@ for repeating itself and split one page's rating across the pool.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 #: Query parameters that track the click, not the content (``utm_*`` is matched by prefix).
@@ -39,6 +40,7 @@ def _is_tracking(name: str) -> bool:
     return lowered.startswith("utm_") or lowered in TRACKING_PARAMS
 
 
+@lru_cache(maxsize=65536)  # pooled metrics ask about the same URL many times per report
 def normalize_url(url: str) -> str:
     """A scheme-less canonical key: ``host[/path][?query]``.
 

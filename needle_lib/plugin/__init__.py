@@ -16,12 +16,15 @@ import pytest
 from needle_lib.console import force_utf8_streams
 from needle_lib.llm import load_dotenv_once
 from needle_lib.plugin.controller import Controller
+from needle_lib.plugin.distribution import default_to_loadgroup
 from needle_lib.plugin.fixtures import (
     recall_answer,
     recall_client_pool,
+    recall_dispatcher,
     scorecard,
     search_clients,
     search_judged,
+    search_matched,
 )
 from needle_lib.plugin.options import add_options
 from needle_lib.plugin.reports import default_html_report
@@ -36,8 +39,19 @@ from needle_lib.plugin.session import (
     state_key,
     use_color,
 )
+from needle_lib.plugin.shard import select_shard
+from needle_lib.plugin.usage import validate_run
+from needle_lib.tomlconf import ConfigError
 
-__all__ = ["recall_answer", "recall_client_pool", "scorecard", "search_clients", "search_judged"]
+__all__ = [
+    "recall_answer",
+    "recall_client_pool",
+    "recall_dispatcher",
+    "scorecard",
+    "search_clients",
+    "search_judged",
+    "search_matched",
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -57,6 +71,12 @@ def pytest_configure(config: pytest.Config) -> None:
         _default_dist_for_search(config)
     else:
         config.stash[state_key] = RunState(Path(workerinput[RUN_DIR_KEY]))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist starts workers and the terminal prints a header
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):
+        validate_run(session.config)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -92,28 +112,41 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     )
 
 
+@pytest.hookimpl(trylast=True)  # after -k / -m deselection: shards split what is left
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    select_shard(config, items)
+
+
 def _parametrize_search(metafunc: pytest.Metafunc) -> None:
     """Query × engine cases for the module's ``BENCH``; one explanatory skip without
     ``--queries``, so the default offline run stays green and says how to run them."""
     bench = getattr(metafunc.module, "BENCH", metafunc.module.__name__.removeprefix("test_"))
     plan = search_plan(metafunc.config)
     if plan.queries_path is None:
-        metafunc.parametrize("search_case", [pytest.param(None, id=bench, marks=pytest.mark.skip(
-            reason=HOW_TO_RUN))])
+        _skip_bench(metafunc, bench, HOW_TO_RUN)
+        return
+    try:
+        cases = plan.cases(bench)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if not cases:
+        _skip_bench(metafunc, bench, f"{plan.queries_path} has no {bench} rows "
+                                     f"(rows name their bench in 'query_source')")
         return
     metafunc.parametrize("search_case", [
         pytest.param(case, id=case.id, marks=[pytest.mark.xdist_group(f"engine-{case.engine}")])
-        for case in plan.cases(bench)
+        for case in cases
     ])
+
+
+def _skip_bench(metafunc: pytest.Metafunc, bench: str, reason: str) -> None:
+    """One explanatory skip instead of cases, so the run stays green and says why."""
+    metafunc.parametrize("search_case", [pytest.param(None, id=bench, marks=pytest.mark.skip(
+        reason=reason))])
 
 
 def _default_dist_for_search(config: pytest.Config) -> None:
     """Search runs under xdist default to ``--dist loadgroup`` (one request at a time per
-    engine, for comparable latency), unless the user chose a mode. xdist has already turned
-    ``-n`` into ``load`` by now and picks its scheduler from this value at session start."""
-    explicit = any(a == "--dist" or a.startswith("--dist=") or a == "-d"
-                   for a in config.invocation_params.args)
-    if config.getoption("queries", None) and not explicit and getattr(
-        config.option, "dist", "no"
-    ) == "load":
-        config.option.dist = "loadgroup"
+    engine, for comparable latency), unless the user chose a mode."""
+    if config.getoption("queries", None):
+        default_to_loadgroup(config)

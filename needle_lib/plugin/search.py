@@ -1,5 +1,8 @@
 """Search cases: gold query × engine, and the clients that serve them in one worker.
 
+Which rows of the query file a bench takes, how its gold is read and how its report is
+built come from ``needle_lib.benches.registry``; nothing here knows a bench by name.
+
 Engines and the judge are async (httpx.AsyncClient); each worker runs them on one private
 event loop kept for the whole session, so connection pools survive across cases.
 Cases carry an ``xdist_group`` per engine: with ``--dist loadgroup`` every engine issues one
@@ -10,18 +13,21 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from needle_lib.benches.known_item import Match
 from needle_lib.benches.queries import Query, load_queries, sample_queries
+from needle_lib.benches.registry import bench_named, select_queries
 from needle_lib.judge import JUDGE_PROMPT_VERSION, JudgeError, RelevanceJudge, Verdict
+from needle_lib.judge.answer import ANSWER_PROMPT_VERSION, AnswerJudge
 from needle_lib.judge.config import judge_model_config
 from needle_lib.provenance import package_info
 from needle_lib.search.base import HttpSearchClient
-from needle_lib.search.registry import ENGINES, make_engine
+from needle_lib.search.registry import known_engines, make_engine
 from needle_lib.search.types import SearchResult
 from needle_lib.tomlconf import ConfigError
 
@@ -48,15 +54,31 @@ class SearchPlan:
     queries_path: Path | None
     queries: list[Query]
     engines: list[str]
-    num_results: int
+    #: ``--num-results``; None = each bench's own default (``Bench.default_num_results``).
+    num_results: int | None
     snippet_chars: int
     judge_model: str
     judge_concurrency: int
     sampling: dict[str, Any]
     queries_sha256: str | None
+    #: ``--judge``: the LLM backstop of known-item benches.
+    answer_judge: bool = False
+    _selected: dict[str, list[Query]] = field(default_factory=dict)
+
+    def bench_queries(self, bench: str) -> list[Query]:
+        """The bench's rows of the query file, then ``--sample``/``--limit`` (once per bench)."""
+        if bench not in self._selected:
+            own = select_queries(bench_named(bench), self.queries)
+            self._selected[bench] = sample_queries(
+                own, sample=self.sampling["sample"], seed=self.sampling["seed"],
+                limit=self.sampling["limit"])
+        return self._selected[bench]
+
+    def results_for(self, bench: str) -> int:
+        return self.num_results or bench_named(bench).default_num_results
 
     def cases(self, bench: str) -> list[SearchCase]:
-        return [SearchCase(bench, q, e) for q in self.queries for e in self.engines]
+        return [SearchCase(bench, q, e) for q in self.bench_queries(bench) for e in self.engines]
 
     def pair(self, bench: str) -> str:
         stem = self.queries_path.stem if self.queries_path else "queries"
@@ -64,38 +86,43 @@ class SearchPlan:
 
     def header(self, bench: str) -> dict[str, Any]:
         assert self.queries_path is not None
+        count = len(self.bench_queries(bench))
+        kind = bench_named(bench).kind
+        judged = kind == "judged" or self.answer_judge
         return {
             "bench": bench,
+            "kind": kind,
             "queries": {
                 "path": str(self.queries_path),
                 "sha256": self.queries_sha256,
-                "count": len(self.queries),
+                "count": count,
             },
             "engines": self.engines,
-            "num_results": self.num_results,
+            "num_results": self.results_for(bench),
             "snippet_chars": self.snippet_chars,
-            "judge": {"model": self.judge_model, "prompt_version": JUDGE_PROMPT_VERSION,
-                      "concurrency": self.judge_concurrency},
+            "judged": judged,
+            "judge": {"model": self.judge_model,
+                      "prompt_version": (JUDGE_PROMPT_VERSION if kind == "judged"
+                                         else ANSWER_PROMPT_VERSION),
+                      "concurrency": self.judge_concurrency} if judged else None,
             "sampling": self.sampling,
             "package": package_info(),
-            "expected_cases": len(self.queries) * len(self.engines),
+            "expected_cases": count * len(self.engines),
         }
 
 
 def build_search_plan(config: pytest.Config) -> SearchPlan:
     opt = config.getoption
     engines = [e.strip() for e in (opt("engines") or DEFAULT_ENGINES).split(",") if e.strip()]
-    unknown = [e for e in engines if e not in ENGINES]
+    known = known_engines()
+    unknown = [e for e in engines if e not in known]
     if unknown:
         raise ConfigError(
-            f"--engines: unknown engine(s) {', '.join(unknown)}; known: {', '.join(ENGINES)}"
+            f"--engines: unknown engine(s) {', '.join(unknown)}; known: {', '.join(known)}"
         )
     path = Path(opt("queries")) if opt("queries") else None
-    queries: list[Query] = []
     sampling = {"sample": opt("sample"), "seed": opt("seed") or 0, "limit": opt("limit")}
-    if path is not None:
-        queries = sample_queries(load_queries(path), sample=opt("sample"),
-                                 seed=opt("seed") or 0, limit=opt("limit"))
+    queries = load_queries(path) if path is not None else []
     return SearchPlan(
         queries_path=path,
         queries=queries,
@@ -104,6 +131,7 @@ def build_search_plan(config: pytest.Config) -> SearchPlan:
         snippet_chars=opt("snippet_chars"),
         judge_model=judge_model_config(opt("judge_model")).name,
         judge_concurrency=opt("judge_concurrency"),
+        answer_judge=bool(opt("judge")),
         sampling=sampling,
         # hashed once here, not per case: the header rides on every case record
         queries_sha256=hashlib.sha256(path.read_bytes()).hexdigest() if path else None,
@@ -139,6 +167,33 @@ def check_relevance(case: dict[str, Any], scorecard: Any) -> None:
         pytest.fail(summary, pytrace=False)
 
 
+def matched_result(result: SearchResult, match: Match) -> dict[str, Any]:
+    """One result as a known-item report lists it: evidence, the matcher's verdict and why."""
+    return {**asdict(result), "det_match": match.matched, "match_why": match.why,
+            "judge_match": None}
+
+
+def check_hit(case: dict[str, Any], scorecard: Any) -> None:
+    """The known-item verdict: PASSED when the gold is in the top K; a miss shows the gold,
+    what the engine returned and why none of it matched."""
+    rank = case["hit_rank"]
+    if rank is not None:
+        how = "judge" if rank != case["det_rank"] else "matcher"
+        scorecard.update_case(verdict=f"hit at rank {rank} ({how})")
+        return
+    lines = [f"{case['engine']} on {case['query']!r}: gold not among its "
+             f"{len(case['results'])} result(s)", f"  gold: {case['gold_text']}"]
+    for rank, result in enumerate(case["results"], start=1):
+        judged = "" if result["judge_match"] is None else f"; judge: {result['judge_match']}"
+        lines.append(f"  {rank}. {result['title'][:80]!r} {result['url']}")
+        lines.append(f"     {result['match_why']}{judged}")
+    if not case["results"]:
+        lines.append("  (no results)")
+    message = "\n".join(lines)
+    scorecard.update_case(verdict=lines[0])
+    pytest.fail(message, pytrace=False)
+
+
 class SearchClients:
     """Per-worker engine clients, the judge, and the event loop they live on."""
 
@@ -148,6 +203,7 @@ class SearchClients:
         self.loop = asyncio.new_event_loop()
         self._engines: dict[str, HttpSearchClient] = {}
         self._judge: RelevanceJudge | None = None
+        self._answer_judge: AnswerJudge | None = None
 
     def engine(self, name: str) -> HttpSearchClient:
         """The client for ``name``; ``MissingAPIKey`` propagates (the caller skips)."""
@@ -163,12 +219,21 @@ class SearchClients:
             )
         return self._judge
 
+    @property
+    def answer_judge(self) -> AnswerJudge:
+        if self._answer_judge is None:
+            self._answer_judge = AnswerJudge.create(
+                self._judge_model, concurrency=self.plan.judge_concurrency
+            )
+        return self._answer_judge
+
     def run(self, coroutine: Any) -> Any:
         return self.loop.run_until_complete(coroutine)
 
     def close(self) -> None:
         for engine in self._engines.values():
             self.run(engine.aclose())
-        if self._judge is not None:
-            self.run(self._judge.aclose())
+        for judge in (self._judge, self._answer_judge):
+            if judge is not None:
+                self.run(judge.aclose())
         self.loop.close()

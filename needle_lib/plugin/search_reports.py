@@ -1,4 +1,8 @@
-"""Controller-side search reports: one NEEDLE-shaped JSON per run, rewritten after every case."""
+"""Controller-side search reports: a journal line per case, one report per run at the end.
+
+Pooled metrics need every engine's answers, so they are computed once when the run ends
+(``needle_lib.benches.runfiles``), keeping the work per case constant however long the run.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +10,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from needle_lib.benches.judged import build_report
-from needle_lib.jsonio import write_json_atomic
-
-NDCG_K = 5
+from needle_lib.benches.runfiles import Journal, finish_run, journal_path
 
 
 class SearchReports:
-    def __init__(self, results_dir: Path, dump_path: Path | None) -> None:
+    def __init__(self, results_dir: Path, dump_path: Path | None, *, part: str = "") -> None:
         self.results_dir = results_dir
         self.dump_path = dump_path
-        self.stamp = time.strftime("%Y%m%d-%H%M%S")
+        #: ``.shard-I-of-N`` under ``--shard``: the report is one part of a run.
+        self.stamp = time.strftime("%Y%m%d-%H%M%S") + part
         self.headers: dict[str, dict[str, Any]] = {}
         self.cases: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
         self.paths: dict[str, Path] = {}
-
-    def _report(self, pair: str, *, in_progress: bool) -> dict[str, Any]:
-        cases = list(self.cases[pair].values())
-        return build_report(self.headers[pair], cases, k=NDCG_K, in_progress=in_progress)
+        self.journals: dict[str, Journal] = {}
 
     def add(self, record: dict[str, Any], outcome: str) -> None:
         pair = record["pair"]
@@ -33,31 +32,43 @@ class SearchReports:
             self.paths[pair] = self.dump_path or (
                 self.results_dir / "search" / f"{pair}__{self.stamp}.json"
             )
+            self.journals[pair] = Journal(journal_path(self.paths[pair]), record["header"])
         case = {**record["case"], "outcome": outcome}
         self.cases[pair][(case["query_id"], case["engine"])] = case
-        write_json_atomic(self.paths[pair], self._report(pair, in_progress=True))
+        self.journals[pair].append(case)
 
-    def finish(self) -> list[dict[str, Any]]:
+    def finish(self, *, interrupted: bool = False) -> list[dict[str, Any]]:
         reports = []
         for pair, path in self.paths.items():
-            report = self._report(pair, in_progress=False)
-            write_json_atomic(path, report, indent=1)
+            report = finish_run(path, self.headers[pair], list(self.cases[pair].values()),
+                                complete_run=not interrupted)
+            self.journals[pair].close(remove=True)
             reports.append(report)
         return reports
 
 
+def _cell(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
 def engine_table(report: dict[str, Any]) -> str:
-    """Terminal table: one row per engine, ``ultimate`` last."""
-    header = (f"{'engine':<18} {'nDCG@' + str(report['k']):>8} {'scored':>7} {'search err':>10} "
-              f"{'judge err':>9} {'skipped':>7} {'p50 s':>7} {'p95 s':>7}")
-    rows = [f"{report['benchmark']}: {report['num_queries']} queries, "
-            f"{report['judged_pairs']} judged pairs", header, "-" * len(header)]
+    """Terminal table: one row per engine, ``ultimate`` last (nDCG or recall/MRR by kind)."""
+    known_item = report.get("kind") == "known_item"
+    k = report["k"]
+    metrics = (f"{'recall@' + str(k):>9} {'MRR@' + str(k):>7}" if known_item
+               else f"{'nDCG@' + str(k):>8}")
+    header = (f"{'engine':<18} {metrics} {'scored':>7} {'search err':>10} "
+              f"{'judge err':>9} {'skipped':>7} {'retries':>7} {'p50 s':>7} {'p95 s':>7}")
+    title = f"{report['benchmark']}: {report['num_queries']} queries"
+    if not known_item:
+        title += f", {report['judged_pairs']} judged pairs"
+    rows = [title, header, "-" * len(header)]
     for name, engine in report["engines"].items():
-        ndcg = "—" if engine["mean_ndcg"] is None else f"{engine['mean_ndcg']:.3f}"
-        lat = engine.get("latency", {})
-        p50 = "—" if lat.get("p50") is None else f"{lat['p50']:.2f}"
-        p95 = "—" if lat.get("p95") is None else f"{lat['p95']:.2f}"
-        rows.append(f"{name:<18} {ndcg:>8} {engine['num_scored']:>7} "
+        figures = (f"{_cell(engine['recall_at_k']):>9} {_cell(engine['mrr_at_k']):>7}"
+                   if known_item else f"{_cell(engine['mean_ndcg']):>8}")
+        lat = engine.get("latency") or {}
+        rows.append(f"{name:<18} {figures} {engine['num_scored']:>7} "
                     f"{engine['search_errors']:>10} {engine['judge_errors']:>9} "
-                    f"{engine.get('skipped', 0):>7} {p50:>7} {p95:>7}")
+                    f"{engine.get('skipped', 0):>7} {engine.get('retries', 0):>7} "
+                    f"{_cell(lat.get('p50'), 2):>7} {_cell(lat.get('p95'), 2):>7}")
     return "\n".join(rows)

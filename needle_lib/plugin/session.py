@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.console import want_color
 from needle_lib.paths import RESULTS_DIR
 from needle_lib.plugin.recall import RecallPlan, build_plan
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.search import SearchPlan, build_search_plan
+from needle_lib.plugin.shard import part_path, writes_parts
 from needle_lib.tomlconf import ConfigError
 
 RUN_DIR_KEY = "needle_run_dir"
@@ -31,13 +33,28 @@ def recall_plan(config: pytest.Config) -> RecallPlan:
 
 
 def search_plan(config: pytest.Config) -> SearchPlan:
-    """The run's search plan (queries × engines), built once per process."""
+    """The run's search plan (queries × engines), built once per process; every bench's
+    rows are checked here, so a malformed gold row is one usage error before collection."""
     if search_plan_key not in config.stash:
         try:
-            config.stash[search_plan_key] = build_search_plan(config)
+            plan = build_search_plan(config)
+            for bench in BENCH_NAMES:
+                plan.bench_queries(bench)
         except (ConfigError, ValueError) as exc:
             raise pytest.UsageError(str(exc)) from None
+        config.stash[search_plan_key] = plan
     return config.stash[search_plan_key]
+
+
+def selected_paths(config: pytest.Config) -> list[Path]:
+    """The files and directories the command line selects (``path::test`` → ``path``),
+    resolved."""
+    paths = []
+    for arg in config.args:
+        path = Path(arg.split("::")[0])
+        path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
+        paths.append(path.resolve())
+    return paths
 
 
 def results_dir(config: pytest.Config) -> Path:
@@ -46,9 +63,14 @@ def results_dir(config: pytest.Config) -> Path:
 
 
 def dump_path(config: pytest.Config, pair: str) -> Path:
-    """``--dump`` when given (a single (corpus, model) run), else ``<results>/<pair>.json``."""
+    """``--dump`` when given (a single (corpus, model) run), else ``<results>/<pair>.json``,
+    or a part under ``<results>/parts/`` when ``--shard-by case`` splits the pair."""
     explicit = config.getoption("dump")
-    return Path(explicit) if explicit else results_dir(config) / f"{pair}.json"
+    if explicit:
+        return Path(explicit)
+    if writes_parts(config):
+        return part_path(results_dir(config), pair, config.getoption("shard"))
+    return results_dir(config) / f"{pair}.json"
 
 
 def run_state(config: pytest.Config) -> RunState:

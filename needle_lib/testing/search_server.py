@@ -1,11 +1,19 @@
-"""Loopback fakes for the search benchmarks: two engine APIs and a relevance judge.
+"""Loopback fakes for the search benchmarks: three engine APIs and a judge.
 
-One real HTTP server answers Exa's ``POST /search``, Brave's ``GET /res/v1/web/search`` and an
-OpenAI-compatible ``/v1/chat/completions`` judge, each in its documented shape, with results
-and ratings derived deterministically from the query and URL. The judge also answers query
-profile requests (counted under ``judge`` like every judge call, and under ``profile``).
-Point engines at it with ``NEEDLE_EXA_BASE_URL`` / ``NEEDLE_BRAVE_BASE_URL`` and the judge
-with ``NEEDLE_JUDGE_BASE_URL``.
+One real HTTP server answers Exa's ``POST /search``, Brave's ``GET /res/v1/web/search``,
+SearXNG's ``GET /search?format=json`` and an OpenAI-compatible ``/v1/chat/completions`` judge,
+each in its documented shape, with results and ratings derived deterministically from the
+query and URL. The relevance judge also answers query profile requests (counted under
+``judge`` like every judge call, and under ``profile``) and records the user turn of every
+verdict request (``verdict_prompts``). Exa and Brave answer 401 to any key but the one
+``env()`` sets, like the real APIs do to a wrong key. Point engines at it with
+``NEEDLE_EXA_BASE_URL`` / ``NEEDLE_BRAVE_BASE_URL`` / ``NEEDLE_SEARXNG_BASE_URL`` and the
+judge with ``NEEDLE_JUDGE_BASE_URL``.
+
+Known-item tests script the answers instead: ``scripted[(engine, query)]`` is the list of
+results (``url``, ``title``, ``snippet``) that engine returns for that query, or an HTTP
+status to fail with. The answer judge says "yes" exactly when the result's snippet contains
+``JUDGE_YES`` (and fails with HTTP 400, not retried, when it contains ``JUDGE_DOWN``).
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections import Counter
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -22,6 +31,7 @@ from needle_lib.judge.profile import SYSTEM_PROMPT as PROFILE_PROMPT
 from needle_lib.testing.loopback import LoopbackServer, Response
 
 POOL = 8  # distinct URLs per query shared by the engines, so pooling and overlap matter
+KEYS = {"exa": ("x-api-key", "fake-exa-key"), "brave": ("X-Subscription-Token", "fake-brave-key")}
 
 
 def _digest(text: str) -> int:
@@ -39,72 +49,127 @@ def fake_rating(url: str) -> int:
     return _digest(url) % 5
 
 
+JUDGE_YES = "[judge-yes]"
+JUDGE_DOWN = "[judge-down]"
+Scripted = dict[tuple[str, str], "list[dict[str, str]] | int"]
+
+
 class FakeSearchServer(LoopbackServer):
-    def __init__(self) -> None:
+    def __init__(self, scripted: Scripted | None = None) -> None:
         self.requests: Counter[str] = Counter()
-        #: The user turn of every verdict request, for tests that check what the judge saw.
+        #: When each engine request arrived (monotonic): one per case, for pacing benchmarks.
+        self.engine_times: list[float] = []
+        #: The user turn of every relevance verdict request, to check what the judge saw.
         self.verdict_prompts: list[str] = []
+        self.scripted: Scripted = scripted or {}
         self._lock = threading.Lock()
         super().__init__()
+
+    def _script(self, engine: str, query: str) -> list[dict[str, str]] | int | None:
+        return self.scripted.get((engine, query))
 
     def env(self) -> dict[str, str]:
         """Environment that routes exa, brave and the judge to this server."""
         return {
-            "NEEDLE_EXA_BASE_URL": self.url, "EXA_API_KEY": "fake-exa-key",
-            "NEEDLE_BRAVE_BASE_URL": self.url, "BRAVE_API_KEY": "fake-brave-key",
+            "NEEDLE_EXA_BASE_URL": self.url, "EXA_API_KEY": KEYS["exa"][1],
+            "NEEDLE_BRAVE_BASE_URL": self.url, "BRAVE_API_KEY": KEYS["brave"][1],
+            "NEEDLE_SEARXNG_BASE_URL": self.url,
             "NEEDLE_JUDGE_BASE_URL": self.url, "OPENROUTER_API_KEY": "fake-judge-key",
             "NEEDLE_JUDGE_MODEL": "fake-judge",
         }
 
-    def _exa(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _exa(self, body: dict[str, Any]) -> dict[str, Any] | int:
+        script = self._script("exa", body["query"])
+        if isinstance(script, int):
+            return script
+        if script is not None:  # both evidence fields Exa can return: text and highlights
+            return {"results": [{"url": r["url"], "title": r["title"], "text": r["snippet"],
+                                 "highlights": [r["snippet"]]} for r in script]}
         urls = fake_urls(body["query"], "exa", body.get("numResults", 5))
         return {"results": [{"url": u, "title": f"Exa: {u}", "text": f"snippet about {u}",
                              "publishedDate": "2026-11-29T00:00:00.000Z"} for u in urls]}
 
-    def _brave(self, params: dict[str, list[str]]) -> dict[str, Any]:
+    def _brave(self, params: dict[str, list[str]]) -> dict[str, Any] | int:
+        script = self._script("brave", params["q"][0])
+        if isinstance(script, int):
+            return script
+        if script is not None:
+            return {"web": {"results": [{"url": r["url"], "title": r["title"],
+                                         "description": r["snippet"]} for r in script]}}
         urls = fake_urls(params["q"][0], "brave", int(params.get("count", ["5"])[0]))
         return {"web": {"results": [{"url": u, "title": f"Brave: {u}",
                                      "description": f"snippet about {u}"} for u in urls]}}
 
-    def _judge(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    def _searxng(self, params: dict[str, list[str]]) -> dict[str, Any]:
+        """SearXNG's JSON answer: one page of merged results (it takes no result count)."""
+        query = params["q"][0]
+        results = [{"url": u, "title": f"SearXNG: {u}", "content": f"snippet about {u}",
+                    "engine": "duckduckgo", "engines": ["duckduckgo", "brave"],
+                    "parsed_url": ["https", urlparse(u).netloc, urlparse(u).path, "", "", ""],
+                    "score": 1.0 / (rank + 1), "category": "general", "positions": [rank + 1],
+                    "publishedDate": None}
+                   for rank, u in enumerate(fake_urls(query, "searxng", POOL))]
+        return {"query": query, "number_of_results": 0, "results": results, "answers": [],
+                "corrections": [], "infoboxes": [], "suggestions": [],
+                "unresponsive_engines": []}
+
+    def _judge(self, body: dict[str, Any]) -> dict[str, Any] | int:
         messages = body.get("messages", [])
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
-        if messages and messages[0].get("content") == PROFILE_PROMPT:
+        if "Expected answer:" in prompt:  # the known-item answer judge
+            if JUDGE_DOWN in prompt:
+                return 400
+            content = "yes" if JUDGE_YES in prompt else "no"
+        elif messages and messages[0].get("content") == PROFILE_PROMPT:
             query = re.search(r"<query>(.*)</query>", prompt)
             content = json.dumps({
                 "query_type": "specific", "query_domain": "news",
                 "main_aspects": [query.group(1) if query else "?"], "aux_aspects": [],
                 "content_archetype": "ephemeral",
             })
-            return "profile", self._completion(body, content)
-        with self._lock:
-            self.verdict_prompts.append(str(messages[-1].get("content", "")))
-        url = re.search(r"https?://\S+?(?=[\s<])", prompt)
-        rating = fake_rating(url.group(0)) if url else 0
-        labels = ["FailsM", "SM", "MM", "HM", "FullyM"]
-        content = json.dumps({"reasoning": "fake", "integrity": "pass", "freshness": "pass",
-                              "staleness": "pass", "domain": "n/a", "operators": "n/a",
-                              "rating": rating, "label": labels[rating]})
-        return "verdict", self._completion(body, content)
-
-    @staticmethod
-    def _completion(body: dict[str, Any], content: str) -> dict[str, Any]:
+            with self._lock:
+                self.requests["profile"] += 1
+        else:
+            with self._lock:
+                self.verdict_prompts.append(str(messages[-1].get("content", "")))
+            url = re.search(r"https?://\S+?(?=[\s<])", prompt)
+            rating = fake_rating(url.group(0)) if url else 0
+            labels = ["FailsM", "SM", "MM", "HM", "FullyM"]
+            content = json.dumps({"reasoning": "fake", "integrity": "pass", "freshness": "pass",
+                                  "staleness": "pass", "domain": "n/a", "operators": "n/a",
+                                  "rating": rating, "label": labels[rating]})
         return {"id": "fake", "object": "chat.completion", "model": body.get("model"),
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": content}}]}
 
     def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
         parsed = urlparse(path)
-        kind = None
-        if method == "GET":
-            what, payload = "brave", self._brave(parse_qs(parsed.query))
+        params = parse_qs(parsed.query)
+        if method == "GET" and parsed.path == "/search":
+            what = "searxng"
+        elif method == "GET":
+            what = "brave"
         elif parsed.path.endswith("/chat/completions"):
             what = "judge"
-            kind, payload = self._judge(json.loads(body))
         else:
-            what, payload = "exa", self._exa(json.loads(body))
+            what = "exa"
         with self._lock:
             self.requests[what] += 1
-            if kind == "profile":
-                self.requests["profile"] += 1
+            if what != "judge":
+                self.engine_times.append(time.monotonic())
+        if what in KEYS and headers.get(KEYS[what][0]) != KEYS[what][1]:
+            return 401, "application/json", json.dumps({"error": "invalid api key"}).encode()
+        if what == "searxng" and params.get("format") != ["json"]:
+            # SearXNG serves its HTML page unless a JSON request names the format
+            return 200, "text/html", b"<!DOCTYPE html><html><body>searxng</body></html>"
+        if what == "searxng":
+            payload = self._searxng(params)
+        elif what == "brave":
+            payload = self._brave(params)
+        elif what == "judge":
+            payload = self._judge(json.loads(body))
+        else:
+            payload = self._exa(json.loads(body))
+        if isinstance(payload, int):
+            return payload, "application/json", b'{"error": "scripted failure"}'
         return 200, "application/json", json.dumps(payload).encode()

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from needle_lib.benches.rows import dedupe_rows, hour_of, query_hash, query_id
-from needle_lib.benches.sampling import seed_from_hour, stratified_sample
+from needle_lib.benches.rows import dedupe_rows, hour_of, query_hash, query_id, seed_from_hour
+from needle_lib.benches.sampling import stratified_sample
 from needle_lib.tomlconf import ConfigError
 
 QUERY_SOURCE = "agentic_rare"

@@ -30,8 +30,8 @@ from needle_lib.benches.news.select import (
     similar,
 )
 from needle_lib.benches.news.sources import FeedClient, TrendsClient
-from needle_lib.benches.rows import hour_of, query_hash, query_id
-from needle_lib.benches.sampling import seed_from_hour, stratified_sample
+from needle_lib.benches.rows import hour_of, query_hash, query_id, seed_from_hour
+from needle_lib.benches.sampling import stratified_sample
 from needle_lib.net.sources import SourceError
 from needle_lib.progress import Progress
 

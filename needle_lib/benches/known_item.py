@@ -1,0 +1,239 @@
+"""The known-item harness (finance, scholar, legal): one gold answer per query, found or not.
+
+A bench supplies what differs — how to read its gold, whether one result carries it, and
+the groups its report breaks down by (``KnownItemBench``); everything else lives here once:
+ranking the matches, the optional LLM backstop's rules, and the report.
+
+Scoring rules, and why:
+- a query is a hit for an engine when the gold is in its top K; recall@K is the share of
+  hits, MRR@K the mean reciprocal rank of the first hit;
+- a failed search (or a miss the backstop judge could not decide) is counted
+  (``search_errors``, ``judge_errors``) and left out of the means: an outage is not a miss,
+  and scoring it 0 would rank engines by uptime (the seed's rule; NEEDLE's code scores it 0);
+- ``ultimate`` pools the engines that answered: the query is a hit for it when any engine
+  hit, so its recall is the ceiling of the engines together, and a miss is
+  *system-specific* when another engine found the gold, *universal* when none did.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+from needle_lib.metrics.latency import latency_stats
+from needle_lib.search.types import SearchResult
+
+ULTIMATE = "ultimate"
+KNOWN_ITEM_SCHEMA_VERSION = 1
+SCORED_OUTCOMES = ("passed", "failed")
+
+
+@dataclass(frozen=True)
+class Match:
+    """Whether one result carries the gold, and a short reason shown in a miss's message."""
+
+    matched: bool
+    why: str
+
+
+class KnownItemBench(ABC):
+    """A known-item bench: its name, gold reader, matcher and report groups."""
+
+    name: ClassVar[str]
+    kind: ClassVar[str] = "known_item"
+    #: ``query_source`` values of rows that belong to this bench.
+    sources: ClassVar[tuple[str, ...]]
+    #: Report breakdowns, in order: ``by_<group>`` for each (``groups`` fills them per case).
+    group_names: ClassVar[tuple[str, ...]]
+    #: Group values in a fixed order (e.g. a freshness ladder); others sort by name.
+    group_orders: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: Whether ``--judge`` (the LLM backstop) applies to this bench.
+    judge_backstop: ClassVar[bool] = False
+    #: Top-K when ``--num-results`` is not given.
+    default_num_results: ClassVar[int] = 5
+
+    @abstractmethod
+    def parse_gold(self, gold: Any) -> Any:
+        """The bench's gold object from a row's ``gold``; ``ValueError`` says what is wrong."""
+
+    @abstractmethod
+    def match(self, gold: Any, result: SearchResult) -> Match:
+        """Whether ``result`` (snippet already capped) carries ``gold``."""
+
+    @abstractmethod
+    def describe(self, gold: Any) -> str:
+        """The gold as a miss message shows it."""
+
+    @abstractmethod
+    def groups(self, row: dict[str, Any], gold: Any) -> dict[str, str]:
+        """This query's value for each of ``group_names`` ("" = not in that breakdown)."""
+
+    def stratum(self, row: dict[str, Any], gold: Any) -> str | None:
+        """The sampling stratum (``--sample``); by default every group joined."""
+        return ":".join(self.groups(row, gold).values()) or None
+
+    def judge_context(self, gold: Any) -> str:
+        """What the backstop judge is told the answer is (field and accepted forms)."""
+        return self.describe(gold)
+
+
+def first_rank(flags: Sequence[bool | None]) -> int | None:
+    """1-based rank of the first True, or None."""
+    return next((rank for rank, flag in enumerate(flags, start=1) if flag), None)
+
+
+def combined_rank(det_rank: int | None, judge_flags: Sequence[bool | None]) -> int | None:
+    """The hit rank once the backstop has spoken: it may find an earlier hit, never revoke one."""
+    judge_rank = first_rank(judge_flags)
+    if judge_rank is not None and (det_rank is None or judge_rank < det_rank):
+        return judge_rank
+    return det_rank
+
+
+def needs_judging(det_rank: int | None, n_results: int) -> int:
+    """How many leading results the backstop judges: those ranked above the first hit."""
+    return n_results if det_rank is None else det_rank - 1
+
+
+def _scored(case: dict[str, Any]) -> bool:
+    return case.get("outcome") in SCORED_OUTCOMES and case.get("search_error") is None
+
+
+def _ratio(numerator: float, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+def _breakdown(rows: list[dict[str, Any]], group: str,
+               order: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    cells: dict[str, list[int]] = {}
+    for row in rows:
+        value = row["groups"].get(group)
+        if value:
+            cells.setdefault(value, []).append(1 if row["hit_rank"] else 0)
+    keys = sorted(cells, key=lambda k: (order.index(k) if k in order else len(order), k))
+    return {k: {"n": len(cells[k]), "recall_at_k": sum(cells[k]) / len(cells[k])} for k in keys}
+
+
+def _per_query(case: dict[str, Any], score: float | None) -> dict[str, Any]:
+    return {
+        "query_id": case["query_id"],
+        "query": case["query"],
+        "gold": case.get("gold"),
+        "groups": case.get("groups", {}),
+        "hit_rank": case.get("hit_rank"),
+        "det_rank": case.get("det_rank"),
+        "judged": case.get("judged", 0),
+        "judge_errors": case.get("judge_errors", 0),
+        "n_results": len(case.get("results", [])),
+        "results": case.get("results", []),
+        "search_error": case.get("search_error"),
+        "latency_s": case.get("latency_s"),
+        "score": score,
+    }
+
+
+def _ultimate_case(present: dict[str, dict[str, Any]], engines: list[str],
+                   num_results: int) -> dict[str, Any]:
+    """The pooled engine for one query: the first engine's hit at rank 1, then the rest."""
+    pool = [present[e] for e in engines if e in present and _scored(present[e])]
+    any_case = next(iter(present.values()))
+    base = {"query_id": any_case["query_id"], "query": any_case["query"],
+            "gold": any_case.get("gold"), "groups": any_case.get("groups", {}),
+            "judged": 0, "judge_errors": 0, "latency_s": None}
+    if not pool:
+        return {**base, "outcome": "error", "results": [], "hit_rank": None, "det_rank": None,
+                "search_error": "no engine answered this query"}
+    hitter = next((c for c in pool if c.get("hit_rank")), None)
+    results: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    if hitter is not None:
+        hit = hitter["results"][hitter["hit_rank"] - 1]
+        results.append({**hit, "engine": hitter["engine"]})
+        seen.add(hit["url"])
+    for case in pool:
+        for result in case["results"]:
+            if result["url"] not in seen and len(results) < num_results:
+                seen.add(result["url"])
+                results.append({**result, "engine": case["engine"]})
+    rank = 1 if hitter is not None else None
+    return {**base, "outcome": "passed" if rank else "failed", "results": results,
+            "hit_rank": rank, "det_rank": rank, "search_error": None}
+
+
+def _summary(cases: list[dict[str, Any]], group_names: tuple[str, ...],
+             orders: dict[str, tuple[str, ...]], *, hit_by_other: dict[str, set[str]] | None,
+             engine: str) -> dict[str, Any]:
+    scored = [c for c in cases if _scored(c)]
+    hits = [c for c in scored if c.get("hit_rank")]
+    rows = [_per_query(c, (1.0 if c.get("hit_rank") else 0.0) if _scored(c) else None)
+            for c in cases]
+    misses = [c for c in scored if not c.get("hit_rank")]
+    if hit_by_other is None:  # the ultimate engine: every miss of the pool is universal
+        system_specific = 0
+    else:
+        system_specific = sum(bool(hit_by_other.get(c["query_id"], set()) - {engine})
+                              for c in misses)
+    latencies = [c["latency_s"] for c in cases
+                 if c.get("search_error") is None and c.get("latency_s") is not None]
+    summary: dict[str, Any] = {
+        "recall_at_k": _ratio(len(hits), len(scored)),
+        "mrr_at_k": _ratio(sum(1 / c["hit_rank"] for c in hits), len(scored)),
+        "num_scored": len(scored),
+        "search_errors": sum(c.get("search_error") is not None for c in cases
+                             if c.get("outcome") != "skipped"),
+        "judged_results": sum(c.get("judged", 0) for c in cases),
+        "judge_errors": sum(c.get("judge_errors", 0) for c in cases),
+        "judge_upgrades": sum(1 for c in scored if c.get("hit_rank") != c.get("det_rank")),
+        "skipped": sum(c.get("outcome") == "skipped" for c in cases),
+        "retries": sum(c.get("retries", 0) for c in cases),
+        "latency": asdict(latency_stats(latencies)) if hit_by_other is not None else None,
+        "misses_system_specific": system_specific,
+        "misses_universal": len(misses) - system_specific,
+    }
+    scored_rows = [r for r in rows if r["score"] is not None]
+    for group in group_names:
+        summary[f"by_{group}"] = _breakdown(scored_rows, group, orders.get(group, ()))
+    summary["per_query"] = rows
+    return summary
+
+
+def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
+                 group_names: tuple[str, ...], group_orders: dict[str, tuple[str, ...]],
+                 in_progress: bool) -> dict[str, Any]:
+    """The known-item run report: per engine (then ``ultimate``) recall@K, MRR@K, breakdowns,
+    misses, judge counts, latency, retries and per-query rows; linear in the cases."""
+    engines: list[str] = header["engines"]
+    by_query: dict[str, dict[str, dict[str, Any]]] = {}
+    for case in cases:
+        by_query.setdefault(case["query_id"], {})[case["engine"]] = case
+    hit_by: dict[str, set[str]] = {
+        qid: {e for e, c in present.items() if _scored(c) and c.get("hit_rank")}
+        for qid, present in by_query.items()
+    }
+    per_engine: dict[str, list[dict[str, Any]]] = {e: [] for e in engines}
+    for case in cases:
+        per_engine.setdefault(case["engine"], []).append(case)
+    report_engines = {
+        engine: _summary(engine_cases, group_names, group_orders, hit_by_other=hit_by,
+                         engine=engine)
+        for engine, engine_cases in per_engine.items()
+    }
+    pooled = [_ultimate_case(present, engines, header["num_results"])
+              for present in by_query.values()]
+    report_engines[ULTIMATE] = _summary(pooled, group_names, group_orders, hit_by_other=None,
+                                        engine=ULTIMATE)
+    report_engines[ULTIMATE]["mrr_at_k"] = None
+    return {
+        "schema_version": KNOWN_ITEM_SCHEMA_VERSION,
+        "benchmark": header["bench"],
+        "kind": "known_item",
+        "in_progress": in_progress,
+        **{key: value for key, value in header.items() if key not in ("bench", "engines")},
+        "num_queries": len(by_query),
+        "k": header["num_results"],
+        "engine_order": engines,
+        "engines": report_engines,
+    }
+

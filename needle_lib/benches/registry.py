@@ -1,0 +1,91 @@
+"""Every search bench by name: the plugin asks here and never imports a bench itself.
+
+An eval module names its bench (``BENCH = "finance"``); the registry says what kind it is
+(judged or known-item), which rows of a query file belong to it, and how its report is
+built. Bench modules are imported on first use, so a recall run never loads them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import Any, ClassVar
+
+from needle_lib.benches import judged, known_item
+from needle_lib.benches.known_item import KnownItemBench
+from needle_lib.benches.queries import Query
+from needle_lib.tomlconf import ConfigError
+
+NDCG_K = 5
+
+
+@dataclass(frozen=True)
+class JudgedBench:
+    """A bench scored by the relevance judge with pooled nDCG (news, agentic_rare)."""
+
+    name: str
+    sources: tuple[str, ...]
+    kind: ClassVar[str] = "judged"
+    default_num_results: ClassVar[int] = NDCG_K
+
+
+_JUDGED = {
+    "news": JudgedBench("news", ("news", "fresh-queries")),
+    "agentic_rare": JudgedBench("agentic_rare", ("agentic_rare",)),
+}
+_KNOWN_ITEM = {
+    "finance": "needle_lib.benches.finance.bench:FinanceBench",
+}
+BENCH_NAMES = (*_JUDGED, *_KNOWN_ITEM)
+
+Bench = JudgedBench | KnownItemBench
+
+
+@cache
+def bench_named(name: str) -> Bench:
+    if name in _JUDGED:
+        return _JUDGED[name]
+    if name not in _KNOWN_ITEM:
+        raise ConfigError(f"unknown search bench {name!r}; known: {', '.join(BENCH_NAMES)}")
+    module, _, cls = _KNOWN_ITEM[name].partition(":")
+    return getattr(importlib.import_module(module), cls)()
+
+
+@cache
+def _all_sources() -> frozenset[str]:
+    return frozenset(s for name in BENCH_NAMES for s in bench_named(name).sources)
+
+
+def _belongs(bench: Bench, query: Query) -> bool:
+    """Rows that name their bench go to it alone; other rows go by whether they carry gold."""
+    if query.source in _all_sources():
+        return query.source in bench.sources
+    return (query.gold is not None) == (bench.kind == "known_item")
+
+
+def select_queries(bench: Bench, queries: list[Query]) -> list[Query]:
+    """The bench's rows of a query file; a known-item row with unusable gold is an error
+    naming its file and line (a silently dropped row would shift every engine's recall)."""
+    own = [q for q in queries if _belongs(bench, q)]
+    if not isinstance(bench, KnownItemBench):
+        return own
+    selected = []
+    for query in own:
+        try:
+            gold = bench.parse_gold(query.gold)
+        except ValueError as exc:
+            raise ConfigError(f"{query.where or query.query_id}: {bench.name} gold: {exc}") \
+                from None
+        selected.append(replace(query, stratum=bench.stratum(query.row, gold)))
+    return selected
+
+
+def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
+                 in_progress: bool) -> dict[str, Any]:
+    """The run report of the bench named in ``header``."""
+    bench = bench_named(header["bench"])
+    if isinstance(bench, KnownItemBench):
+        return known_item.build_report(header, cases, group_names=bench.group_names,
+                                       group_orders=bench.group_orders, in_progress=in_progress)
+    return judged.build_report(header, cases, k=NDCG_K, in_progress=in_progress)

@@ -1,0 +1,108 @@
+"""Search run files: a journal while the run is in flight, a report when it is done.
+
+A run appends one line per case to ``<report>.partial.jsonl`` (the header first): constant
+work per case however long the run, and a ``kill -9`` loses at most the case in flight.
+Pooled figures (nDCG's ideal ranking, ``ultimate``, overlap, system-specific misses) need
+every engine's answers, so they are computed once — when the run ends, interrupted or not,
+and whenever a run is read back (``read_run``) from its journal or its report. A report
+keeps its raw ``cases`` for exactly that reason: reports can be merged and rebuilt, never
+averaged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO, Any
+
+from needle_lib.benches.registry import build_report
+from needle_lib.jsonio import read_json, write_json_atomic
+from needle_lib.tomlconf import ConfigError
+
+JOURNAL_SUFFIX = ".partial.jsonl"
+
+
+def journal_path(report_path: Path) -> Path:
+    return report_path.with_name(report_path.stem + JOURNAL_SUFFIX)
+
+
+class Journal:
+    """Append-only case log of one run (one writer: the controller)."""
+
+    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[str] = path.open("w", encoding="utf-8")
+        self._write({"header": header})
+
+    def append(self, case: dict[str, Any]) -> None:
+        self._write({"case": case})
+
+    def _write(self, entry: dict[str, Any]) -> None:
+        # flushed to the OS per case: a killed process loses nothing written; no fsync, which
+        # would cost more than the rest of a case's bookkeeping (only a machine crash could
+        # then lose the last cases, and the run would be redone anyway).
+        self._fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self._fh.flush()
+
+    def close(self, *, remove: bool) -> None:
+        self._fh.close()
+        if remove:
+            self.path.unlink(missing_ok=True)
+
+
+def assemble_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
+                    complete_run: bool = True) -> dict[str, Any]:
+    """The report of a run (pooled metrics computed here, once) with its header and cases."""
+    report = build_report(header, cases, in_progress=False)
+    report["complete"] = complete_run and len(cases) >= header.get("expected_cases", 0)
+    report["header"] = header
+    report["cases"] = cases
+    return report
+
+
+def finish_run(report_path: Path, header: dict[str, Any], cases: list[dict[str, Any]], *,
+               complete_run: bool = True) -> dict[str, Any]:
+    """Build the report and write it atomically."""
+    report = assemble_report(header, cases, complete_run=complete_run)
+    write_json_atomic(report_path, report, indent=1)
+    return report
+
+
+def read_run(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(header, cases) of a run from its report or its journal; later lines of the same
+    (query, engine) win, as in the run itself. Errors name the file (and line)."""
+    if path.name.endswith(JOURNAL_SUFFIX):
+        return _read_journal(path)
+    try:
+        report = read_json(path)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: cannot read search report: {exc}") from None
+    if not isinstance(report, dict) or "header" not in report or "cases" not in report:
+        raise ConfigError(f"{path}: not a Needle search report (no 'header' and 'cases')")
+    return report["header"], report["cases"]
+
+
+def _read_journal(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    header: dict[str, Any] | None = None
+    cases: dict[tuple[str, str], dict[str, Any]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read journal: {exc}") from None
+    for number, line in enumerate(lines, start=1):
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):  # a line cut short by a kill: the case in flight
+                break
+            raise ConfigError(f"{path}:{number}: not JSON") from None
+        if "header" in entry:
+            header = entry["header"]
+        elif "case" in entry:
+            case = entry["case"]
+            cases[(case["query_id"], case["engine"])] = case
+    if header is None:
+        raise ConfigError(f"{path}: journal has no header line")
+    return header, list(cases.values())
+
