@@ -1,6 +1,8 @@
-"""RelevanceJudge over real httpx requests (respx): config, caching, errors, concurrency.
+"""RelevanceJudge over real httpx requests (respx): config, caching, errors, concurrency,
+the query profile, today's date, the evidence cut and truncated answers.
 
-No network: every request goes to a respx route on a fake host.
+No network: every request goes to a respx route on a fake host. Profile requests are told
+apart by their system prompt and served by their own route (``mock_profiles``).
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +23,12 @@ from needle_lib.judge import (
     DEFAULT_JUDGE_MODEL,
     JudgeCache,
     JudgeError,
+    QueryProfile,
     RelevanceJudge,
     Verdict,
     judge_model_config,
 )
+from needle_lib.judge.profile import SYSTEM_PROMPT as PROFILE_PROMPT
 from needle_lib.llm import AsyncChatClient, RetryPolicy
 from needle_lib.search.types import SearchResult
 from needle_lib.tomlconf import ConfigError
@@ -32,22 +37,36 @@ BASE = "http://judge.test"
 URL = f"{BASE}/v1/chat/completions"
 SECRET = "sk-or-judge-SECRET-789"
 QUERY = "mars rover landing"
+TODAY = date(2026, 7, 2)
 RESULT = SearchResult(
-    url="https://www.x.com/a/", title="Rover lands", snippet="Touched down at 04:12 UTC."
+    url="https://www.x.com/a/", title="Rover lands", snippet="Touched down at 04:12 UTC.",
+    published_date="2026-07-01",
 )
+PROFILE = {"query_type": "specific", "query_domain": "news", "main_aspects": ["the landing"],
+           "aux_aspects": ["landing site"], "content_archetype": "ephemeral"}
+GATES = {"integrity": "pass", "freshness": "pass", "staleness": "pass", "domain": "n/a",
+         "operators": "n/a"}
 
 
-def completion(content: str) -> dict[str, Any]:
+def completion(content: str, finish_reason: str = "stop") -> dict[str, Any]:
     return {
         "id": "c1",
         "model": "test/judge",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+        "choices": [{"index": 0, "finish_reason": finish_reason,
+                     "message": {"role": "assistant", "content": content}}],
     }
 
 
 def rating_response(rating: int = 3, label: str = "HM") -> httpx.Response:
-    verdict = {"rating": rating, "label": label, "reasoning": "fits"}
+    verdict = {"reasoning": "fits", **GATES, "rating": rating, "label": label}
     return httpx.Response(200, json=completion(json.dumps(verdict)))
+
+
+def mock_profiles(profile: dict[str, Any] | None = None) -> respx.Route:
+    """Serve profile requests (matched before the verdict route, which tests add after)."""
+    return respx.post(URL, content__contains=PROFILE_PROMPT[:30]).mock(
+        return_value=httpx.Response(200, json=completion(json.dumps(profile or PROFILE)))
+    )
 
 
 def user_turn(request: httpx.Request) -> str:
@@ -75,7 +94,8 @@ async def make_judge(
         config = judge_model_config(model, environ=env, models_dir=tmp_path)
         client = AsyncChatClient(config, retry=RetryPolicy(attempts=3), sleep=no_sleep)
         judge = RelevanceJudge(
-            client, cache=JudgeCache(tmp_path / "judge.sqlite3"), concurrency=concurrency
+            client, cache=JudgeCache(tmp_path / "judge.sqlite3"), concurrency=concurrency,
+            today=lambda: TODAY,
         )
         made.append(judge)
         return judge
@@ -94,8 +114,17 @@ def test_config_defaults(tmp_path: Path) -> None:
     assert config.base_url == DEFAULT_JUDGE_BASE_URL
     assert config.api_key_env == "OPENROUTER_API_KEY"
     assert config.temperature == 0.0
-    assert config.max_tokens <= 1000 and config.timeout <= 120
+    # a reasoning model spends most of its budget before it writes the verdict
+    assert config.max_tokens >= 16_000 and config.timeout >= 120
     assert config.note is None
+
+
+def test_config_budget_from_the_environment(tmp_path: Path) -> None:
+    environ = {"NEEDLE_JUDGE_MAX_TOKENS": "4096"}
+    assert judge_model_config(environ=environ, models_dir=tmp_path).max_tokens == 4096
+    for bad in ("lots", "0", "-5"):
+        with pytest.raises(ConfigError, match=r"NEEDLE_JUDGE_MAX_TOKENS must be a positive"):
+            judge_model_config(environ={"NEEDLE_JUDGE_MAX_TOKENS": bad}, models_dir=tmp_path)
 
 
 def test_config_flag_beats_env_beats_default(tmp_path: Path) -> None:
@@ -136,23 +165,93 @@ def test_missing_key_names_the_variable_not_a_value(
 
 
 @respx.mock
-async def test_rate_sends_the_pair_and_returns_a_verdict(make_judge: Callable) -> None:
+async def test_rate_sends_the_pair_in_context_and_returns_a_verdict(make_judge: Callable) -> None:
+    profiles = mock_profiles()
     route = respx.post(URL).mock(return_value=rating_response(4, "SM"))
     judge = make_judge()
-    verdict = await judge.rate(QUERY, RESULT)
-    assert verdict == Verdict(rating=4, label="FullyM", reasoning="fits", cached=False)
+    verdict = await judge.rate(QUERY, RESULT, today=date(2026, 7, 2))
+    assert verdict == Verdict(rating=4, label="FullyM", reasoning="fits", cached=False,
+                              gates=GATES)
     request = route.calls.last.request
     body = json.loads(request.content)
     assert body["model"] == "test/judge" and body["temperature"] == 0.0
-    for text in (QUERY, RESULT.url, RESULT.title, RESULT.snippet):
-        assert text in user_turn(request)
+    prompt = user_turn(request)
+    for text in (QUERY, RESULT.url, RESULT.title, RESULT.snippet, "2026-07-01",
+                 "Today's date: 2026-07-02", '"content_archetype": "ephemeral"'):
+        assert text in prompt
     assert request.headers["Authorization"] == f"Bearer {SECRET}"
     assert SECRET not in repr(judge)
-    assert (judge.requests, judge.judged, judge.failures, judge.cache_hits) == (1, 1, 0, 0)
+    assert profiles.call_count == 1 and f"<query>{QUERY}</query>" in user_turn(
+        profiles.calls.last.request)
+    assert (judge.requests, judge.judged, judge.failures, judge.cache_hits) == (2, 1, 0, 0)
+    assert (judge.profile_requests, judge.profile_errors) == (1, 0)
+
+
+@respx.mock
+async def test_one_profile_per_query_shared_by_its_results_and_later_runs(
+    make_judge: Callable,
+) -> None:
+    profiles = mock_profiles()
+    respx.post(URL).mock(return_value=rating_response())
+    items = [SearchResult(f"https://x.com/{i}", "t", "s") for i in range(5)]
+    judge = make_judge()
+    await judge.rate_many(QUERY, items)
+    await judge.rate_many("another query", items[:1])
+    assert profiles.call_count == 2
+    assert await judge.profile(QUERY) == QueryProfile(
+        query_type="specific", query_domain="news", operators=(),
+        main_aspects=("the landing",), aux_aspects=("landing site",),
+        content_archetype="ephemeral",
+    )
+    later = make_judge()  # a later run: the profile comes from the disk cache
+    assert (await later.profile(QUERY)).content_archetype == "ephemeral"
+    assert profiles.call_count == 2 and later.profile_cache_hits == 1
+
+
+@respx.mock
+async def test_operators_in_the_profile_are_parsed_not_asked(make_judge: Callable) -> None:
+    mock_profiles()
+    judge = make_judge()
+    profile = await judge.profile('fed minutes site:federalreserve.gov "rate cut" after:2026-06-01')
+    assert profile is not None
+    assert profile.operators == ("site:federalreserve.gov", "after:2026-06-01", '"rate cut"')
+
+
+@respx.mock
+async def test_a_failed_profile_means_judging_without_one(make_judge: Callable) -> None:
+    mock_profiles({"query_type": "vague"})
+    route = respx.post(URL).mock(return_value=rating_response())
+    judge = make_judge()
+    assert (await judge.rate(QUERY, RESULT)).rating == 3
+    assert "Query profile: unavailable" in user_turn(route.calls.last.request)
+    assert (judge.profile_errors, judge.failures, judge.judged) == (1, 0, 1)
+
+
+@respx.mock
+async def test_today_is_part_of_what_a_verdict_depends_on(make_judge: Callable) -> None:
+    mock_profiles()
+    route = respx.post(URL).mock(return_value=rating_response())
+    judge = make_judge()
+    await judge.rate(QUERY, RESULT)  # the judge's clock: TODAY
+    assert (await judge.rate(QUERY, RESULT, today=TODAY)).cached
+    assert not (await judge.rate(QUERY, RESULT, today=date(2026, 9, 1))).cached
+    assert route.call_count == 2
+
+
+@respx.mock
+async def test_evidence_beyond_snippet_chars_is_cut_with_a_note(make_judge: Callable) -> None:
+    mock_profiles()
+    route = respx.post(URL).mock(return_value=rating_response())
+    long = SearchResult("https://x.com/long", "t", "alpha " * 50 + "omega " * 30)
+    await make_judge().rate(QUERY, long, snippet_chars=300)
+    prompt = user_turn(route.calls.last.request)
+    assert "alpha " * 50 in prompt and "omega" not in prompt
+    assert "[… 30 more words (180 characters) not shown]" in prompt
 
 
 @respx.mock
 async def test_second_run_is_served_from_cache(make_judge: Callable) -> None:
+    mock_profiles()
     route = respx.post(URL).mock(return_value=rating_response())
     first = await make_judge().rate(QUERY, RESULT)
     later = make_judge()  # a later run: new client, same cache file
@@ -165,6 +264,7 @@ async def test_second_run_is_served_from_cache(make_judge: Callable) -> None:
 
 @respx.mock
 async def test_cache_is_keyed_by_model(make_judge: Callable) -> None:
+    mock_profiles()
     route = respx.post(URL).mock(return_value=rating_response())
     await make_judge("model/a").rate(QUERY, RESULT)
     other = make_judge("model/b")
@@ -177,6 +277,7 @@ async def test_cache_is_keyed_by_model(make_judge: Callable) -> None:
 async def test_cache_is_keyed_by_prompt_version(
     make_judge: Callable, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    mock_profiles()
     route = respx.post(URL).mock(return_value=rating_response())
     await make_judge().rate(QUERY, RESULT)
     monkeypatch.setattr("needle_lib.judge.judge.JUDGE_PROMPT_VERSION", "reworded")
@@ -186,6 +287,7 @@ async def test_cache_is_keyed_by_prompt_version(
 
 @respx.mock
 async def test_url_spellings_hit_one_cache_entry(make_judge: Callable) -> None:
+    mock_profiles()
     route = respx.post(URL).mock(return_value=rating_response())
     judge = make_judge()
     await judge.rate(QUERY, SearchResult("https://www.x.com/a/", RESULT.title, RESULT.snippet))
@@ -198,6 +300,7 @@ async def test_url_spellings_hit_one_cache_entry(make_judge: Callable) -> None:
 
 @respx.mock
 async def test_server_error_after_retries_is_a_counted_failure(make_judge: Callable) -> None:
+    mock_profiles()
     route = respx.post(URL).mock(return_value=httpx.Response(500, text=f"boom {SECRET}"))
     judge = make_judge()
     with pytest.raises(JudgeError) as info:
@@ -206,7 +309,7 @@ async def test_server_error_after_retries_is_a_counted_failure(make_judge: Calla
     assert "HTTP 500" in message and QUERY in message and RESULT.url in message
     assert SECRET not in message
     assert route.call_count == 3  # the client's retries, then give up
-    assert (judge.failures, judge.judged, judge.requests) == (1, 0, 1)
+    assert (judge.failures, judge.judged, judge.requests) == (1, 0, 2)  # profile + verdict
     route.mock(return_value=rating_response())
     assert not (await judge.rate(QUERY, RESULT)).cached  # failures are not cached
     assert route.call_count == 4
@@ -214,6 +317,7 @@ async def test_server_error_after_retries_is_a_counted_failure(make_judge: Calla
 
 @respx.mock
 async def test_garbage_answer_is_an_error_not_a_zero(make_judge: Callable) -> None:
+    mock_profiles()
     route = respx.post(URL).mock(
         return_value=httpx.Response(200, json=completion("I think this is relevant."))
     )
@@ -226,8 +330,29 @@ async def test_garbage_answer_is_an_error_not_a_zero(make_judge: Callable) -> No
     assert judge.failures == 1 and route.call_count == 2
 
 
+@pytest.mark.parametrize("content", ['{"reasoning": "The page covers', None])
+@respx.mock
+async def test_a_truncated_answer_is_an_error_that_says_so(
+    make_judge: Callable, content: str | None
+) -> None:
+    """A reasoning model that spends its budget thinking returns no verdict (content null)."""
+    mock_profiles()
+    cut = completion("", "length")
+    cut["choices"][0]["message"]["content"] = content
+    route = respx.post(URL).mock(return_value=httpx.Response(200, json=cut))
+    judge = make_judge()
+    with pytest.raises(JudgeError, match=r"truncated.*max_tokens budget \(32768\).*"
+                                         r"NEEDLE_JUDGE_MAX_TOKENS"):
+        await judge.rate(QUERY, RESULT)
+    assert json.loads(route.calls.last.request.content)["max_tokens"] == 32768
+    assert judge.failures == 1
+    route.mock(return_value=rating_response())
+    assert not (await judge.rate(QUERY, RESULT)).cached  # nothing was stored for it
+
+
 @respx.mock
 async def test_rate_many_returns_errors_as_data_in_order(make_judge: Callable) -> None:
+    mock_profiles()
     def answer(request: httpx.Request) -> httpx.Response:
         if "bad.example" in user_turn(request):
             return httpx.Response(200, json=completion('{"rating": 9, "label": "HM"}'))
@@ -272,6 +397,7 @@ class InFlight:
 
 @respx.mock
 async def test_concurrency_bound_is_respected(make_judge: Callable) -> None:
+    mock_profiles()
     tracker = InFlight()
     route = respx.post(URL).mock(side_effect=tracker)
     judge = make_judge(concurrency=3)
@@ -289,6 +415,7 @@ def test_concurrency_must_be_positive(tmp_path: Path, env: dict[str, str]) -> No
 
 @respx.mock
 async def test_identical_pairs_in_flight_are_judged_once(make_judge: Callable) -> None:
+    mock_profiles()
     route = respx.post(URL).mock(side_effect=InFlight())
     judge = make_judge()
     twins = [SearchResult(u, RESULT.title, RESULT.snippet) for u in ("https://x.com/a",) * 4]
@@ -296,13 +423,14 @@ async def test_identical_pairs_in_flight_are_judged_once(make_judge: Callable) -
     out = await judge.rate_many(QUERY, twins)
     assert route.call_count == 1
     assert all(v == out[0] for v in out) and not out[0].cached
-    assert (judge.requests, judge.shared, judge.judged, judge.cache_hits) == (1, 4, 5, 0)
+    assert (judge.requests, judge.shared, judge.judged, judge.cache_hits) == (2, 4, 5, 0)
 
 
 @respx.mock
 async def test_a_cancelled_waiter_does_not_cancel_the_shared_request(
     make_judge: Callable,
 ) -> None:
+    mock_profiles()
     tracker = InFlight()
     tracker.release.clear()
     route = respx.post(URL).mock(side_effect=tracker)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from needle_lib.judge import CacheError, JudgeCache, JudgedPair, Verdict
+from needle_lib.judge.cache import ProfiledQuery
 
 PAIR = JudgedPair(
     model="test/judge",
@@ -37,10 +38,24 @@ def test_roundtrip_marks_cached(cache: JudgeCache) -> None:
     assert cache.get(PAIR) == dataclasses.replace(VERDICT, cached=True)
 
 
-@pytest.mark.parametrize("field", ["model", "prompt_version", "query", "url", "title", "snippet"])
+def test_gates_survive_the_roundtrip(cache: JudgeCache) -> None:
+    gated = dataclasses.replace(VERDICT, gates={"freshness": "fail", "integrity": "pass"})
+    cache.put(PAIR, gated)
+    assert cache.get(PAIR) == dataclasses.replace(gated, cached=True)
+
+
+def test_the_first_stored_profile_wins(cache: JudgeCache) -> None:
+    query = ProfiledQuery("m", "p1", "mars rover landing")
+    assert cache.get_profile(query) is None
+    assert cache.adopt_profile(query, '{"query_type": "specific"}') == '{"query_type": "specific"}'
+    assert cache.adopt_profile(query, '{"query_type": "broad"}') == '{"query_type": "specific"}'
+    assert cache.get_profile(dataclasses.replace(query, prompt_version="p2")) is None
+
+
+@pytest.mark.parametrize("field", [f.name for f in dataclasses.fields(JudgedPair)])
 def test_every_identity_field_is_in_the_key(cache: JudgeCache, field: str) -> None:
     cache.put(PAIR, VERDICT)
-    other = dataclasses.replace(PAIR, **{field: getattr(PAIR, field) + "-other"})
+    other = dataclasses.replace(PAIR, **{field: (getattr(PAIR, field) or "") + "-other"})
     assert other.key != PAIR.key
     assert cache.get(other) is None
 
@@ -122,3 +137,104 @@ def test_processes_write_one_file_concurrently(tmp_path: Path) -> None:
         assert len(cache) == 3 * count + count  # own rows per worker + one shared set
         shared = cache.get(JudgedPair("m", "v1", "shared-7", "https://x.com/7", "t", "s"))
         assert shared is not None and shared.reasoning in {"w1", "w2", "w3"}
+
+
+# --- opening under contention ------------------------------------------------------------
+
+_OPENER = textwrap.dedent(
+    """
+    import sys
+    from needle_lib.judge import JudgeCache, JudgedPair, Verdict
+
+    root, worker, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    print("ready", flush=True)
+    for round_ in range(rounds):
+        if sys.stdin.readline().strip() != "go":
+            break
+        try:
+            with JudgeCache(f"{root}/round{round_}.sqlite3") as cache:
+                pair = JudgedPair("m", "v1", f"q-{worker}", "https://x.com/", "t", "s")
+                cache.put(pair, Verdict(1, "SM", worker))
+                print("ok" if cache.get(pair) is not None else "missing", flush=True)
+        except Exception as exc:
+            print(f"error {type(exc).__name__}: {exc}", flush=True)
+    """
+)
+_BURNER = "import time\nend = time.monotonic() + 120\nwhile time.monotonic() < end: pass\n"
+
+
+def test_eight_processes_open_one_fresh_cache_at_once_under_cpu_load(tmp_path: Path) -> None:
+    """The xdist start-up race: every worker opens the same brand-new file at one moment.
+
+    Each round releases eight ready processes onto a fresh file together (one line each on
+    their stdin), while two busy loops keep both cores saturated. Before opening retried
+    lock contention, one of them would get "database is locked" from the WAL switch.
+    """
+    rounds, workers = 8, 8
+    burners = [subprocess.Popen([sys.executable, "-c", _BURNER]) for _ in range(2)]
+    openers: list[subprocess.Popen[str]] = []
+    try:
+        openers = [
+            subprocess.Popen(
+                [sys.executable, "-c", _OPENER, str(tmp_path), str(worker), str(rounds)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            )
+            for worker in range(workers)
+        ]
+        assert [proc.stdout.readline().strip() for proc in openers] == ["ready"] * workers
+        for _ in range(rounds):
+            for proc in openers:
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+            answers = [proc.stdout.readline().strip() for proc in openers]
+            assert answers == ["ok"] * workers, answers
+        for proc in openers:
+            proc.stdin.close()
+            assert proc.wait(timeout=60) == 0
+    finally:
+        for proc in [*burners, *openers]:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    for round_ in range(rounds):
+        with sqlite3.connect(tmp_path / f"round{round_}.sqlite3") as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert conn.execute("SELECT COUNT(*) FROM verdicts_v2").fetchone()[0] == workers
+
+
+def test_opening_retries_while_another_process_holds_the_lock(tmp_path: Path) -> None:
+    """Deterministic version of the race: the lock is released only once the cache backs off."""
+    path = tmp_path / "judge.sqlite3"
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")
+    waits: list[float] = []
+
+    def back_off(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 2:
+            blocker.execute("COMMIT")
+
+    cache = JudgeCache(path, busy_timeout=0.05, sleep=back_off, clock=lambda: 0.0)
+    cache.put(PAIR, VERDICT)
+    assert cache.get(PAIR) is not None
+    assert len(waits) == 2 and waits[1] == 2 * waits[0]  # exponential backoff
+    cache.close()
+    blocker.close()
+
+
+def test_a_lock_that_outlives_the_timeout_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "judge.sqlite3"
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")
+    now = [0.0]
+
+    def advance(seconds: float) -> None:
+        now[0] += seconds
+
+    cache = JudgeCache(path, busy_timeout=0.05, sleep=advance, clock=lambda: now[0])
+    with pytest.raises(CacheError, match=r"judge\.sqlite3.*locked by other processes"):
+        cache.get(PAIR)
+    blocker.execute("COMMIT")
+    blocker.close()
+    assert cache.get(PAIR) is None  # a later attempt opens it fine
+    cache.close()

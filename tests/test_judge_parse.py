@@ -1,13 +1,28 @@
-"""Judge prompt contents and the answer parser: wrappers, coercions, mismatch policy, errors."""
+"""Judge and profile prompts and their answer parsers: wrappers, coercions, mismatch
+policy, gates, the evidence cut, errors."""
 
 from __future__ import annotations
 
 import json
+from datetime import date
 
 import pytest
 
-from needle_lib.judge import JUDGE_PROMPT_VERSION, LABELS, JudgeError, build_messages, parse_verdict
+from needle_lib.judge import (
+    GATES,
+    JUDGE_PROMPT_VERSION,
+    LABELS,
+    JudgeError,
+    QueryProfile,
+    build_messages,
+    cut_evidence,
+    parse_profile,
+    parse_verdict,
+)
+from needle_lib.judge.prompt import MAX_EVIDENCE_CHARS
 from needle_lib.search.types import SearchResult
+
+TODAY = date(2026, 5, 12)
 
 RESULT = SearchResult(
     url="https://news.example.org/2026/05/rate-cut",
@@ -23,22 +38,34 @@ def answer(rating: object = 3, label: object = "HM", reasoning: object = "On top
 # --- prompt --------------------------------------------------------------------------------
 
 
-def test_prompt_carries_the_pair_and_the_scale() -> None:
-    messages = build_messages("central bank rate cut", RESULT)
+def test_prompt_carries_the_pair_the_date_the_profile_and_the_scale() -> None:
+    profile = QueryProfile("specific", "financial", (), ("the rate decision",), (), "ephemeral")
+    messages = build_messages("central bank rate cut", RESULT, today=TODAY, profile=profile)
     assert [m["role"] for m in messages] == ["system", "user"]
     system, user = messages[0]["content"], messages[1]["content"]
-    for text in ("central bank rate cut", RESULT.url, RESULT.title, RESULT.snippet):
+    for text in ("central bank rate cut", RESULT.url, RESULT.title, RESULT.snippet,
+                 "Today's date: 2026-05-12", "Published: not given", '"the rate decision"'):
         assert text in user
     for rating, label in LABELS.items():
         assert f"{rating} {label} (" in system
-    assert '"rating"' in system and '"label"' in system and '"reasoning"' in system
+    for key in ("rating", "label", "reasoning", *GATES):
+        assert f'"{key}"' in system
     assert "freshness" in system.lower()
-    assert JUDGE_PROMPT_VERSION
+    assert JUDGE_PROMPT_VERSION == "needs-met-v2"
 
 
-def test_prompt_uses_the_snippet_as_given() -> None:
+def test_evidence_within_the_budget_is_shown_as_given() -> None:
+    assert cut_evidence("short text", 2000) == "short text"
     long = SearchResult(url="https://x.org", title="t", snippet="word " * 2000)
-    assert long.snippet in build_messages("q", long)[1]["content"]
+    assert long.snippet in build_messages("q", long, today=TODAY)[1]["content"]
+
+
+def test_evidence_beyond_the_budget_says_how_much_was_left_out() -> None:
+    assert cut_evidence("one two three four five", 8) == (
+        "one two  [… 3 more words (15 characters) not shown]"
+    )
+    huge = "x" * (MAX_EVIDENCE_CHARS + 10)
+    assert cut_evidence(huge, 0).endswith("[… 1 more words (10 characters) not shown]")
 
 
 def test_labels_are_the_needs_met_scale() -> None:
@@ -83,17 +110,60 @@ def test_labels_are_the_needs_met_scale() -> None:
     ],
 )
 def test_parse_accepts(text: str, expected: tuple[int, str, str]) -> None:
-    assert parse_verdict(text) == expected
+    verdict = parse_verdict(text)
+    assert (verdict.rating, verdict.label, verdict.reasoning) == expected
+
+
+def test_gates_are_recorded_lowercased_and_only_when_given() -> None:
+    text = json.dumps({"reasoning": "Old season.", "integrity": "PASS", "freshness": "fail",
+                       "staleness": " Fail ", "operators": "", "rating": 1, "label": "SM"})
+    assert parse_verdict(text).gates == {"integrity": "pass", "freshness": "fail",
+                                         "staleness": "fail"}
+    assert parse_verdict(answer()).gates == {}
+
+
+# --- profile -------------------------------------------------------------------------------
+
+PROFILE = {"query_type": "List", "query_domain": "Financial", "main_aspects": ["a", "b", "c", "d"],
+           "aux_aspects": "e", "content_archetype": "persistent"}
+
+
+def test_profile_parse_normalises_and_adds_parsed_operators() -> None:
+    profile = parse_profile(f"```json\n{json.dumps(PROFILE)}\n```", 'apple ceo site:apple.com')
+    assert profile == QueryProfile("list", "financial", ("site:apple.com",), ("a", "b", "c"),
+                                   ("e",), "persistent")
+    assert QueryProfile.from_json(profile.to_json()) == profile
+
+
+def test_profile_with_an_unknown_domain_is_other() -> None:
+    assert parse_profile(json.dumps({**PROFILE, "query_domain": "sports"}), "q").query_domain == (
+        "other"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"query_type": "vague"}, "query_type"),
+        ({"content_archetype": None}, "content_archetype"),
+        ({"main_aspects": []}, "no main_aspects"),
+    ],
+)
+def test_profile_parse_rejects(change: dict, message: str) -> None:
+    with pytest.raises(JudgeError, match=message):
+        parse_profile(json.dumps({**PROFILE, **change}), "q")
+    with pytest.raises(JudgeError, match="no JSON object with a query_type"):
+        parse_profile("It is a list query.", "q")
 
 
 def test_last_object_wins() -> None:
     text = f"Draft: {answer(1, 'SM')}\nOn reflection: {answer(3, 'HM')}"
-    assert parse_verdict(text)[0] == 3
+    assert parse_verdict(text).rating == 3
 
 
 def test_objects_without_rating_or_label_are_skipped() -> None:
     text = f'{answer(2, "MM")}\n{{"note": "done"}}'
-    assert parse_verdict(text)[:2] == (2, "MM")
+    assert parse_verdict(text).label == "MM"
 
 
 # --- mismatch policy ---------------------------------------------------------------------
@@ -112,11 +182,12 @@ def test_objects_without_rating_or_label_are_skipped() -> None:
     ],
 )
 def test_rating_label_mismatch(rating: object, label: str, expected: tuple[int, str]) -> None:
-    assert parse_verdict(answer(rating, label))[:2] == expected
+    verdict = parse_verdict(answer(rating, label))
+    assert (verdict.rating, verdict.label) == expected
 
 
 def test_label_alone_is_enough() -> None:
-    assert parse_verdict('{"label": "SM"}')[:2] == (1, "SM")
+    assert parse_verdict('{"label": "SM"}').rating == 1
 
 
 # --- parsing: failures are errors, never zeros ---------------------------------------------

@@ -35,8 +35,12 @@ def _dcg(ratings, k=5):
 def test_news_report_recomputes_and_second_run_uses_the_judge_cache(
     pytester, tmp_path, search_env
 ):
-    queries = tmp_path / "q.txt"
-    queries.write_text(QUERIES)
+    # rows dated by hour_ts: the judge's "today" (part of every verdict's cache key) is the
+    # rows' own date, so the second run hits the cache even if it starts after midnight
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(
+        json.dumps({"query_id": f"q{i}", "query": text, "hour_ts": "2026-07-02T14:00:00+00:00"})
+        + "\n" for i, text in enumerate(QUERIES.splitlines())))
     args = ("-k", "news", "--queries", str(queries), "--engines", "exa,brave", "-n", "2")
     first = run_evals(pytester, tmp_path / "r1", *args, module="")
     first.stdout.fnmatch_lines(["*needle news summary*", "*exa*", "*brave*", "*ultimate*1.000*"])
@@ -54,6 +58,9 @@ def test_news_report_recomputes_and_second_run_uses_the_judge_cache(
         assert engine["num_scored"] == len(scores) > 0
         assert engine["mean_ndcg"] == pytest.approx(sum(scores) / len(scores))
     assert report["engines"]["ultimate"]["mean_ndcg"] == pytest.approx(1.0)
+    judged_results = [r for row in report["engines"]["exa"]["per_query"] for r in row["results"]]
+    assert all(r["gates"]["integrity"] == "pass" for r in judged_results)
+    assert search_env.requests["profile"] >= 4  # one per query (per worker at most)
     (html,) = (tmp_path / "r1" / "reports").glob("*.html")
     assert "needle-search" in html.read_text() and "judge reasoning" in html.read_text()
     judged = search_env.requests["judge"]

@@ -15,10 +15,12 @@ import hashlib
 import json
 import sys
 import unicodedata
-from collections.abc import Iterable
-from datetime import UTC, datetime
+from collections.abc import Iterable, Mapping
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
+
+from needle_lib.tomlconf import ConfigError
 
 
 def canonical_text(text: str) -> str:
@@ -47,6 +49,23 @@ def seed_from_hour(hour: datetime) -> int:
     hour draw the same companies and facts, and the next hour draws afresh."""
     digest = hashlib.sha256(hour_of(hour).isoformat().encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big")
+
+
+def row_day(row: Mapping[str, Any]) -> date | None:
+    """The UTC date of a row's ``hour_ts`` (the day its query was current), or None.
+
+    A judge rates freshness against this date, so a cohort judged a day later is still
+    judged as of the hour it was generated in.
+    """
+    value = row.get("hour_ts")
+    if value in (None, ""):
+        return None
+    try:
+        return hour_of(datetime.fromisoformat(str(value))).date()
+    except ValueError:
+        raise ConfigError(
+            f"query {row.get('query_id', '?')}: hour_ts {value!r} is not an ISO date-time"
+        ) from None
 
 
 def dedupe_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

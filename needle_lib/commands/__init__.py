@@ -16,4 +16,6 @@ COMMAND_MODULES: list[str] = [
     "needle_lib.commands.finance",
     "needle_lib.commands.merge",
     "needle_lib.commands.legal",
+    "needle_lib.commands.news",
+    "needle_lib.commands.agentic_rare",
 ]

@@ -13,12 +13,16 @@ from needle_lib.llm.roles import DEFAULT_BASE_URL, DEFAULT_MODEL, Role, role_mod
 DEFAULT_JUDGE_MODEL = DEFAULT_MODEL
 MODEL_ENV = "NEEDLE_JUDGE_MODEL"
 BASE_URL_ENV = "NEEDLE_JUDGE_BASE_URL"
-#: A verdict is one short JSON object; a small budget bounds cost when a model rambles.
+MAX_TOKENS_ENV = "NEEDLE_JUDGE_MAX_TOKENS"
 DEFAULT_JUDGE_BASE_URL = DEFAULT_BASE_URL
-JUDGE_MAX_TOKENS = 400
-JUDGE_TIMEOUT_S = 60.0
+#: The default judge is a reasoning model: its budget covers the hidden reasoning as well as
+#: the short JSON verdict, and a budget that cuts reasoning off yields no verdict at all.
+#: Only generated tokens are billed, so a generous ceiling costs nothing when unused.
+JUDGE_MAX_TOKENS = 32768
+#: Long enough for a reasoning model to think through a verdict before answering.
+JUDGE_TIMEOUT_S = 180.0
 JUDGE = Role("judge", MODEL_ENV, BASE_URL_ENV, max_tokens=JUDGE_MAX_TOKENS,
-             timeout=JUDGE_TIMEOUT_S)
+             timeout=JUDGE_TIMEOUT_S, max_tokens_env=MAX_TOKENS_ENV)
 
 
 def judge_model_config(

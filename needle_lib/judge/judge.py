@@ -3,34 +3,52 @@
 Engines often return the same page with the same title and snippet; such results are rated
 once — by the disk cache across runs and processes, and by in-flight sharing within a process
 when identical pairs are requested at the same moment (e.g. several engines judged at once).
+
+Every judgement of a query gets the same context: today's date (the query's own date for a
+generated cohort, so freshness is judged as of when the query was current), the query's
+profile (made once per query, cached like verdicts) and the evidence cut to the uniform
+``snippet_chars`` budget with a note saying how much was left out.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Self
 
 import httpx
 
-from needle_lib.judge.cache import DEFAULT_CACHE_PATH, JudgeCache, JudgedPair
-from needle_lib.judge.config import judge_model_config
+from needle_lib.judge.cache import DEFAULT_CACHE_PATH, JudgeCache, JudgedPair, ProfiledQuery
+from needle_lib.judge.config import MAX_TOKENS_ENV, judge_model_config
 from needle_lib.judge.parse import parse_verdict
-from needle_lib.judge.prompt import JUDGE_PROMPT_VERSION, build_messages
+from needle_lib.judge.profile import (
+    PROFILE_PROMPT_VERSION,
+    QueryProfile,
+    build_profile_messages,
+    parse_profile,
+)
+from needle_lib.judge.prompt import JUDGE_PROMPT_VERSION, build_messages, cut_evidence
 from needle_lib.judge.verdict import JudgeError, JudgeItem, Verdict
 from needle_lib.llm import AsyncChatClient, LLMError, RetryPolicy, make_async_chat_client
 
 DEFAULT_CONCURRENCY = 8
 
 
+def utc_today() -> date:
+    return datetime.now(UTC).date()
+
+
 class RelevanceJudge:
     """Rates search results for a query on the Needs Met scale.
 
-    Counters (for reports): ``requests`` LLM calls made, ``cache_hits`` verdicts served from
-    disk, ``shared`` calls that joined an identical in-flight request, ``judged`` calls that
-    returned a verdict and ``failures`` calls that raised ``JudgeError`` — so
-    ``judged_pairs = judged`` and ``judge_errors = failures``.
+    Counters (for reports): ``requests`` LLM calls made (profiles included), ``cache_hits``
+    verdicts served from disk, ``shared`` calls that joined an identical in-flight request,
+    ``judged`` calls that returned a verdict and ``failures`` calls that raised
+    ``JudgeError`` — so ``judged_pairs = judged`` and ``judge_errors = failures``; and for
+    query profiles ``profile_requests``, ``profile_cache_hits`` and ``profile_errors`` (a
+    query whose profile failed is judged without one).
     """
 
     def __init__(
@@ -39,19 +57,25 @@ class RelevanceJudge:
         *,
         cache: JudgeCache | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
+        today: Callable[[], date] = utc_today,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"judge concurrency must be at least 1, got {concurrency}")
         self.client = client
         self.cache = cache
         self.concurrency = concurrency
+        self._today = today
         self._slots = asyncio.Semaphore(concurrency)
         self._inflight: dict[str, asyncio.Task[Verdict]] = {}
+        self._profiles: dict[str, asyncio.Task[QueryProfile | None]] = {}
         self.requests = 0
         self.cache_hits = 0
         self.shared = 0
         self.judged = 0
         self.failures = 0
+        self.profile_requests = 0
+        self.profile_cache_hits = 0
+        self.profile_errors = 0
 
     @classmethod
     def create(
@@ -86,40 +110,93 @@ class RelevanceJudge:
             "judge_requests": self.requests,
             "judge_cache_hits": self.cache_hits,
             "judge_shared": self.shared,
+            "profile_requests": self.profile_requests,
+            "profile_cache_hits": self.profile_cache_hits,
+            "profile_errors": self.profile_errors,
         }
 
-    def _pair(self, query: str, item: JudgeItem) -> JudgedPair:
-        return JudgedPair(
+    # --- the query profile -------------------------------------------------------------
+
+    async def profile(self, query: str) -> QueryProfile | None:
+        """The profile of ``query`` (made once per process, stored on disk), or None if the
+        model could not give a usable one."""
+        task = self._profiles.get(query)
+        if task is None:
+            task = asyncio.create_task(self._load_profile(query))
+            self._profiles[query] = task
+        return await asyncio.shield(task)
+
+    async def _load_profile(self, query: str) -> QueryProfile | None:
+        key = ProfiledQuery(self.model, PROFILE_PROMPT_VERSION, query)
+        stored = self.cache.get_profile(key) if self.cache is not None else None
+        if stored is not None:
+            self.profile_cache_hits += 1
+            return QueryProfile.from_json(stored)
+        self.profile_requests += 1
+        try:
+            answer = await self._ask(build_profile_messages(query), query=query, url=None)
+            profile = parse_profile(answer, query)
+        except JudgeError:
+            self.profile_errors += 1
+            return None
+        if self.cache is None:
+            return profile
+        return QueryProfile.from_json(self.cache.adopt_profile(key, profile.to_json()))
+
+    # --- verdicts --------------------------------------------------------------------------
+
+    async def rate(
+        self, query: str, item: JudgeItem, *, today: date | None = None, snippet_chars: int = 0
+    ) -> Verdict:
+        """The verdict for ``item`` under ``query``; raises ``JudgeError`` if it cannot be had.
+
+        ``today`` is the date freshness is judged against (default: the judge's clock, UTC);
+        ``snippet_chars`` caps the evidence shown (0 = only the ``MAX_EVIDENCE_CHARS`` guard).
+        """
+        today = today or self._today()
+        profile = await self.profile(query)
+        pair = JudgedPair(
             model=self.model,
             prompt_version=JUDGE_PROMPT_VERSION,
             query=query,
             url=item.url,
             title=item.title,
-            snippet=item.snippet,
+            snippet=cut_evidence(item.snippet, snippet_chars),
+            published_date=item.published_date,
+            today=today.isoformat(),
+            profile=profile.to_json() if profile else "",
         )
-
-    async def rate(self, query: str, item: JudgeItem) -> Verdict:
-        """The verdict for ``item`` under ``query``; raises ``JudgeError`` if it cannot be had."""
-        pair = self._pair(query, item)
+        messages = build_messages(query, item, today=today, profile=profile,
+                                  snippet_chars=snippet_chars)
         try:
-            verdict = await self._verdict(pair, query, item)
+            verdict = await self._verdict(pair, messages)
         except JudgeError:
             self.failures += 1
             raise
         self.judged += 1
         return verdict
 
-    async def rate_many(self, query: str, items: Sequence[JudgeItem]) -> list[Verdict | JudgeError]:
+    async def rate_many(
+        self,
+        query: str,
+        items: Sequence[JudgeItem],
+        *,
+        today: date | None = None,
+        snippet_chars: int = 0,
+    ) -> list[Verdict | JudgeError]:
         """One entry per item, in order: its verdict or the ``JudgeError`` (errors as data)."""
-        return list(await asyncio.gather(*(self._rate_or_error(query, it) for it in items)))
+        return list(await asyncio.gather(
+            *(self._rate_or_error(query, it, today, snippet_chars) for it in items)
+        ))
 
-    async def _rate_or_error(self, query: str, item: JudgeItem) -> Verdict | JudgeError:
+    async def _rate_or_error(self, query: str, item: JudgeItem, today: date | None,
+                             snippet_chars: int) -> Verdict | JudgeError:
         try:
-            return await self.rate(query, item)
+            return await self.rate(query, item, today=today, snippet_chars=snippet_chars)
         except JudgeError as exc:
             return exc
 
-    async def _verdict(self, pair: JudgedPair, query: str, item: JudgeItem) -> Verdict:
+    async def _verdict(self, pair: JudgedPair, messages: list[dict[str, Any]]) -> Verdict:
         key = pair.key
         task = self._inflight.get(key)
         if task is not None:
@@ -129,7 +206,7 @@ class RelevanceJudge:
             if cached is not None:
                 self.cache_hits += 1
                 return cached
-            task = asyncio.create_task(self._judge(pair, query, item))
+            task = asyncio.create_task(self._judge(pair, messages))
             self._inflight[key] = task
             task.add_done_callback(lambda done: self._forget(key, done))
         # shield: one caller being cancelled must not cancel the request others wait on.
@@ -142,21 +219,33 @@ class RelevanceJudge:
         if not task.cancelled():
             task.exception()
 
-    async def _judge(self, pair: JudgedPair, query: str, item: JudgeItem) -> Verdict:
-        async with self._slots:
-            self.requests += 1
-            try:
-                result = await self.client.complete(build_messages(query, item))
-            except LLMError as exc:
-                raise JudgeError(str(exc), query=query, url=item.url) from exc
+    async def _judge(self, pair: JudgedPair, messages: list[dict[str, Any]]) -> Verdict:
+        answer = await self._ask(messages, query=pair.query, url=pair.url)
         try:
-            rating, label, reasoning = parse_verdict(result.content)
+            verdict = parse_verdict(answer)
         except JudgeError as exc:
-            raise JudgeError(exc.detail, query=query, url=item.url) from None
-        verdict = Verdict(rating=rating, label=label, reasoning=reasoning)
+            raise JudgeError(exc.detail, query=pair.query, url=pair.url) from None
         if self.cache is not None:
             self.cache.put(pair, verdict)
         return verdict
+
+    async def _ask(self, messages: list[dict[str, Any]], *, query: str, url: str | None) -> str:
+        """One LLM call under the concurrency bound; a failed or cut-off answer is an error."""
+        async with self._slots:
+            self.requests += 1
+            try:
+                result = await self.client.complete(messages)
+            except LLMError as exc:
+                raise JudgeError(str(exc), query=query, url=url) from exc
+        if result.finish_reason == "length":
+            budget = self.client.config.max_tokens
+            raise JudgeError(
+                f"answer truncated: the model used its whole max_tokens budget ({budget}) "
+                f"before finishing (finish_reason 'length'); raise {MAX_TOKENS_ENV} or the "
+                "judge model config's max_tokens",
+                query=query, url=url,
+            )
+        return result.content
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -12,6 +12,8 @@ Policy (documented because it decides scores):
 * A numeric rating off the 0–4 scale or not whole (``5``, ``2.5``) is a ``JudgeError``: the
   model misread the scale and guessing which end it meant would invent data.
 * Nothing usable at all is a ``JudgeError`` — never a zero.
+* Gates (see ``verdict.GATES``) are recorded as the judge wrote them, lowercased; a gate it
+  left out is simply absent. They explain a rating; the rating alone is scored.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import json
 import re
 from typing import Any
 
-from needle_lib.judge.verdict import LABELS, JudgeError
+from needle_lib.judge.verdict import GATES, LABELS, JudgeError, Verdict
 
 _THINK_BLOCK = re.compile(r"<(think|thinking)>.*?</\1>", re.S | re.I)
 _UNCLOSED_THINK = re.compile(r"<(think|thinking)>", re.I)
@@ -44,7 +46,8 @@ _LABEL_RATINGS: dict[str, int] = {
 }
 
 
-def _excerpt(text: str) -> str:
+def excerpt(text: str) -> str:
+    """A bounded one-line quote of a model answer, for error messages."""
     flat = " ".join(text.split())
     return flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "…"
 
@@ -88,17 +91,30 @@ def _rating_of_label(value: Any) -> int | None:
     return _LABEL_RATINGS.get(_label_key(value)) if isinstance(value, str) else None
 
 
-def parse_verdict(text: str) -> tuple[int, str, str]:
-    """``(rating, label, reasoning)`` from a model answer; raises ``JudgeError`` if unusable."""
+def answer_objects(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a model answer once think blocks are dropped, in order."""
     answer = _THINK_BLOCK.sub("", text)
     if _UNCLOSED_THINK.search(answer):
         raise JudgeError(
             f"answer ends inside an unclosed think block (max_tokens too small?): "
-            f"{_excerpt(text)!r}"
+            f"{excerpt(text)!r}"
         )
-    candidates = [obj for obj in _json_objects(answer) if "rating" in obj or "label" in obj]
+    return _json_objects(answer)
+
+
+def _gates(obj: dict[str, Any]) -> dict[str, str]:
+    return {
+        gate: str(obj[gate]).strip().lower()
+        for gate in GATES
+        if isinstance(obj.get(gate), str | int | float) and str(obj[gate]).strip()
+    }
+
+
+def parse_verdict(text: str) -> Verdict:
+    """The verdict in a model answer; raises ``JudgeError`` if unusable."""
+    candidates = [obj for obj in answer_objects(text) if "rating" in obj or "label" in obj]
     if not candidates:
-        raise JudgeError(f"no JSON object with a rating in the answer: {_excerpt(text)!r}")
+        raise JudgeError(f"no JSON object with a rating in the answer: {excerpt(text)!r}")
     obj = candidates[-1]
     rating = _rating_from(obj.get("rating"))
     if rating is None:
@@ -108,4 +124,9 @@ def parse_verdict(text: str) -> tuple[int, str, str]:
             f"neither rating {obj.get('rating')!r} nor label {obj.get('label')!r} is usable"
         )
     reasoning = obj.get("reasoning")
-    return rating, LABELS[rating], reasoning.strip() if isinstance(reasoning, str) else ""
+    return Verdict(
+        rating=rating,
+        label=LABELS[rating],
+        reasoning=reasoning.strip() if isinstance(reasoning, str) else "",
+        gates=_gates(obj),
+    )

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 #: Google "Needs Met" rating → label. The labels are the exact strings the prompt asks for.
 LABELS: dict[int, str] = {0: "FailsM", 1: "SM", 2: "MM", 3: "HM", 4: "FullyM"}
+
+#: The checks the judge reports before it rates, each ``pass``/``fail`` (integrity also
+#: ``limit``: usable but thin) or ``n/a``. They make a rating auditable: a low score says
+#: whether the page was broken, stale, off-domain or ignored the query's operators.
+GATES: tuple[str, ...] = ("integrity", "freshness", "staleness", "domain", "operators")
 
 
 class JudgeItem(Protocol):
@@ -21,6 +26,9 @@ class JudgeItem(Protocol):
     @property
     def snippet(self) -> str: ...
 
+    @property
+    def published_date(self) -> str | None: ...
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -30,6 +38,8 @@ class Verdict:
     label: str
     reasoning: str
     cached: bool = False
+    #: Gate name (see ``GATES``) → the judge's lowercased answer; only gates it reported.
+    gates: dict[str, str] = field(default_factory=dict)
 
 
 class JudgeError(Exception):

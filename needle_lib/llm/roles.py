@@ -31,6 +31,23 @@ class Role:
     base_url_env: str
     max_tokens: int
     timeout: float
+    #: Variable that overrides ``max_tokens`` for a raw model id (a config file sets its own).
+    max_tokens_env: str | None = None
+
+
+def _env_max_tokens(role: Role, environ: Mapping[str, str]) -> int:
+    raw = environ.get(role.max_tokens_env, "").strip() if role.max_tokens_env else ""
+    if not raw:
+        return role.max_tokens
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(
+            f"environment variable {role.max_tokens_env} must be a positive integer, got {raw!r}"
+        )
+    return value
 
 
 def role_model_config(
@@ -62,7 +79,7 @@ def role_model_config(
         base_url=base_url,
         api_key_env=API_KEY_ENV,
         temperature=0.0,
-        max_tokens=role.max_tokens,
+        max_tokens=_env_max_tokens(role, environ),
         timeout=role.timeout,
     )
 

@@ -22,6 +22,7 @@ from needle_lib.benches.known_item import (
     needs_judging,
 )
 from needle_lib.benches.registry import bench_named
+from needle_lib.benches.rows import row_day
 from needle_lib.judge import JudgeError
 from needle_lib.llm import ChatResult
 from needle_lib.plugin.dispatch import RecallDispatcher
@@ -184,19 +185,24 @@ def search_judged(
     """Search one query on one engine, then judge every result: the case record."""
     outcome = _search(request, search_case, search_clients, scorecard)
     query = search_case.query
+    today = row_day(query.row)  # the judge rates freshness as of the query's own hour
     try:
         judge = search_clients.judge
         before = judge.requests
-        verdicts = search_clients.run(judge.rate_many(query.query, list(outcome.results)))
+        verdicts = search_clients.run(judge.rate_many(
+            query.query, list(outcome.results), today=today,
+            snippet_chars=search_clients.plan.snippet_chars))
     except ConfigError as exc:
         reason = f"relevance judge not configured: {exc}"
         scorecard.update_case(skip_reason=reason)
         pytest.skip(reason)
+    profile = search_clients.run(judge.profile(query.query))  # made above; no new request
     results = [judged_result(result, verdict)
                for result, verdict in zip(outcome.results, verdicts, strict=True)]
     errors = [v for v in verdicts if isinstance(v, JudgeError)]
     scorecard.update_case(results=results, judge_errors=len(errors),
-                          judge_requests=judge.requests - before)
+                          judge_requests=judge.requests - before,
+                          query_profile=profile.as_dict() if profile else None)
     if errors:
         pytest.fail(f"judge failed on {len(errors)} of {len(results)} result(s): {errors[0]}",
                     pytrace=False)

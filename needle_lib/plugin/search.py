@@ -142,7 +142,8 @@ def judged_result(result: SearchResult, verdict: Verdict | JudgeError) -> dict[s
     """One result as the report lists it: the engine's own evidence plus the verdict."""
     record = asdict(result)
     if isinstance(verdict, Verdict):
-        record.update(rating=verdict.rating, label=verdict.label, reasoning=verdict.reasoning)
+        record.update(rating=verdict.rating, label=verdict.label, reasoning=verdict.reasoning,
+                      gates=verdict.gates)
     else:
         record.update(rating=None, label=None, reasoning=None, judge_error=str(verdict))
     return record

@@ -3,10 +3,12 @@
 One real HTTP server answers Exa's ``POST /search``, Brave's ``GET /res/v1/web/search``,
 SearXNG's ``GET /search?format=json`` and an OpenAI-compatible ``/v1/chat/completions`` judge,
 each in its documented shape, with results and ratings derived deterministically from the
-query and URL. Exa and Brave answer 401 to any key but the one ``env()`` sets, like the real
-APIs do to a wrong key. Point engines at it with ``NEEDLE_EXA_BASE_URL`` /
-``NEEDLE_BRAVE_BASE_URL`` / ``NEEDLE_SEARXNG_BASE_URL`` and the judge with
-``NEEDLE_JUDGE_BASE_URL``.
+query and URL. The relevance judge also answers query profile requests (counted under
+``judge`` like every judge call, and under ``profile``) and records the user turn of every
+verdict request (``verdict_prompts``). Exa and Brave answer 401 to any key but the one
+``env()`` sets, like the real APIs do to a wrong key. Point engines at it with
+``NEEDLE_EXA_BASE_URL`` / ``NEEDLE_BRAVE_BASE_URL`` / ``NEEDLE_SEARXNG_BASE_URL`` and the
+judge with ``NEEDLE_JUDGE_BASE_URL``.
 
 Known-item tests script the answers instead: ``scripted[(engine, query)]`` is the list of
 results (``url``, ``title``, ``snippet``) that engine returns for that query, or an HTTP
@@ -25,6 +27,7 @@ from collections import Counter
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from needle_lib.judge.profile import SYSTEM_PROMPT as PROFILE_PROMPT
 from needle_lib.testing.loopback import LoopbackServer, Response
 
 POOL = 8  # distinct URLs per query shared by the engines, so pooling and overlap matter
@@ -56,6 +59,8 @@ class FakeSearchServer(LoopbackServer):
         self.requests: Counter[str] = Counter()
         #: When each engine request arrived (monotonic): one per case, for pacing benchmarks.
         self.engine_times: list[float] = []
+        #: The user turn of every relevance verdict request, to check what the judge saw.
+        self.verdict_prompts: list[str] = []
         self.scripted: Scripted = scripted or {}
         self._lock = threading.Lock()
         super().__init__()
@@ -109,17 +114,30 @@ class FakeSearchServer(LoopbackServer):
                 "unresponsive_engines": []}
 
     def _judge(self, body: dict[str, Any]) -> dict[str, Any] | int:
-        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        messages = body.get("messages", [])
+        prompt = "\n".join(str(m.get("content", "")) for m in messages)
         if "Expected answer:" in prompt:  # the known-item answer judge
             if JUDGE_DOWN in prompt:
                 return 400
             content = "yes" if JUDGE_YES in prompt else "no"
+        elif messages and messages[0].get("content") == PROFILE_PROMPT:
+            query = re.search(r"<query>(.*)</query>", prompt)
+            content = json.dumps({
+                "query_type": "specific", "query_domain": "news",
+                "main_aspects": [query.group(1) if query else "?"], "aux_aspects": [],
+                "content_archetype": "ephemeral",
+            })
+            with self._lock:
+                self.requests["profile"] += 1
         else:
+            with self._lock:
+                self.verdict_prompts.append(str(messages[-1].get("content", "")))
             url = re.search(r"https?://\S+?(?=[\s<])", prompt)
             rating = fake_rating(url.group(0)) if url else 0
             labels = ["FailsM", "SM", "MM", "HM", "FullyM"]
-            content = json.dumps({"rating": rating, "label": labels[rating],
-                                  "reasoning": "fake"})
+            content = json.dumps({"reasoning": "fake", "integrity": "pass", "freshness": "pass",
+                                  "staleness": "pass", "domain": "n/a", "operators": "n/a",
+                                  "rating": rating, "label": labels[rating]})
         return {"id": "fake", "object": "chat.completion", "model": body.get("model"),
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": content}}]}
