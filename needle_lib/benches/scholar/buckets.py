@@ -95,8 +95,14 @@ def degrade_title(title: str) -> str | None:
     return " ".join(words) if len(words) >= MIN_TITLE_WORDS else None
 
 
+def _ascii_fold(text: str) -> str:
+    """``Poincaré`` → ``poincare``: the LLM and the paper may spell accents differently."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def content_tokens(text: str) -> set[str]:
-    return {t for t in _TOKEN.findall(text.lower()) if len(t) > 2 and t not in STOPWORDS}
+    return {t for t in _TOKEN.findall(_ascii_fold(text)) if len(t) > 2 and t not in STOPWORDS}
 
 
 def title_is_specific(title: str) -> bool:
