@@ -4,6 +4,7 @@ JSON and JATS, NCBI's ID converter; arXiv's one-call-per-3-s rule; safe XML pars
 from __future__ import annotations
 
 import asyncio
+import itertools
 from datetime import date
 
 import httpx
@@ -22,7 +23,7 @@ from needle_lib.net.sources import SourceError
 from needle_lib.testing.scholar_sources import FakeScholarSources
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def fake():
     with FakeScholarSources(CORPUS, NOW) as server:
         yield server
@@ -80,7 +81,7 @@ async def test_arxiv_api_calls_start_at_least_3_seconds_apart(fake):
                                        last=date(2026, 11, 28), max_results=5)
                            for _ in range(4)))
     await http.aclose()
-    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert len(starts) == 4 and all(gap >= 3.0 for gap in gaps), gaps
 
 
@@ -164,12 +165,13 @@ def test_unsafe_or_useless_jats_is_refused(xml, message):
 
 async def test_id_converter_maps_pmcids_to_pmids_once_each(fake):
     ncbi = client(NcbiIdConverter, fake, NEEDLE_CONTACT="ops@example.org")
+    before = fake.requests["ncbi"]
     first = await ncbi.pmids([E2.pmcid, E1.pmcid, "99999999"])
     again = await ncbi.pmids([E2.pmcid, E1.pmcid])
     await ncbi.aclose()
     assert first == {"12500002": "41000002", "12500001": "41000001", "99999999": None}
     assert again == {"12500002": "41000002", "12500001": "41000001"}
-    assert fake.requests["ncbi"] == 1  # the second call was served from the cache
+    assert fake.requests["ncbi"] - before == 1  # the second call came from the cache
 
 
 async def test_id_converter_sends_tool_and_email():

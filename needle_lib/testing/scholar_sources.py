@@ -16,7 +16,8 @@ One server answers, from a list of ``FakePaper``:
   HTTP status to fail with; no script is the refusal sentinel).
 
 Published dates are ``now - age_days``, so windows computed from the same ``now`` select
-papers exactly as the real services would. ``env()`` routes every client here.
+papers exactly as the real services would. ``env()`` routes every client here. A source
+named in ``failing`` (``arxiv``, ``europepmc``, ``ncbi``…) answers 503 to every request.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ _FILLER = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # papers are compared and hashed by identity
 class FakePaper:
     suite: str  # arxiv | europepmc
     title: str
@@ -75,6 +76,7 @@ class FakeScholarSources(LoopbackServer):
         self.now = now
         self.requests: Counter[str] = Counter()
         self.prompts: list[str] = []
+        self.failing: set[str] = set()
         self._lock = threading.Lock()
         super().__init__()
 
@@ -92,31 +94,38 @@ class FakeScholarSources(LoopbackServer):
     def published(self, paper: FakePaper) -> datetime:
         return self.now - timedelta(days=paper.age_days)
 
-    def _count(self, what: str) -> None:
-        with self._lock:
-            self.requests[what] += 1
+    def _route(self, route: str) -> str:
+        if route == "/api/query":
+            return "arxiv"
+        if route.startswith("/html/"):
+            return "arxiv-html"
+        if route == f"{EPMC_ROOT}/search":
+            return "europepmc"
+        if route.startswith(EPMC_ROOT) and route.endswith("/fullTextXML"):
+            return "europepmc-xml"
+        if route == "/tools/idconv/api/v1/articles/":
+            return "ncbi"
+        return "llm" if route.endswith("/chat/completions") else "unknown"
 
     def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
         parsed = urlparse(path)
         params = {k: v[0] for k, v in parse_qs(parsed.query).items()}
-        route = parsed.path
-        if route == "/api/query":
-            self._count("arxiv")
+        what = self._route(parsed.path)
+        with self._lock:
+            self.requests[what] += 1
+        if what in self.failing:
+            return 503, "text/plain", b"Service Temporarily Unavailable"
+        if what == "arxiv":
             return 200, "application/atom+xml", self._atom(params).encode()
-        if route.startswith("/html/"):
-            self._count("arxiv-html")
-            return self._html(route.removeprefix("/html/"))
-        if route == f"{EPMC_ROOT}/search":
-            self._count("europepmc")
+        if what == "arxiv-html":
+            return self._html(parsed.path.removeprefix("/html/"))
+        if what == "europepmc":
             return 200, "application/json", json.dumps(self._epmc_search(params)).encode()
-        if route.startswith(EPMC_ROOT) and route.endswith("/fullTextXML"):
-            self._count("europepmc-xml")
-            return self._jats(route.removeprefix(f"{EPMC_ROOT}/PMC").split("/")[0])
-        if route == "/tools/idconv/api/v1/articles/":
-            self._count("ncbi")
+        if what == "europepmc-xml":
+            return self._jats(parsed.path.removeprefix(f"{EPMC_ROOT}/PMC").split("/")[0])
+        if what == "ncbi":
             return 200, "application/json", json.dumps(self._idconv(params)).encode()
-        if route.endswith("/chat/completions"):
-            self._count("llm")
+        if what == "llm":
             return self._chat(json.loads(body))
         return 404, "text/plain", b"not found"
 
@@ -156,7 +165,8 @@ class FakeScholarSources(LoopbackServer):
     <title>{title}</title>
     <updated>{when}</updated>
     <link href="https://arxiv.org/abs/{p.arxiv}v2" rel="alternate" type="text/html"/>
-    <link title="pdf" href="https://arxiv.org/pdf/{p.arxiv}v2" rel="related" type="application/pdf"/>{doi}
+    <link title="pdf" href="https://arxiv.org/pdf/{p.arxiv}v2" rel="related"
+      type="application/pdf"/>{doi}
     <summary>  {escape(p.abstract)}
     </summary>{categories}
     <published>{when}</published>
@@ -246,17 +256,25 @@ machinery and intelligence. Mind, 1950.</p></li></ul></section>
             '<inline-formula><mml:math><mml:mi>y</mml:mi></mml:math></inline-formula>.</p>'
             for i, text in enumerate((*paper.paragraphs, *[_FILLER] * 4), start=1))
         xml = f"""<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE article PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Archiving and Interchange DTD with MathML3 v1.3 20210610//EN" "JATS-archive-oasis-article1-3-mathml3.dtd">
-<article xmlns:mml="http://www.w3.org/1998/Math/MathML" xmlns:xlink="http://www.w3.org/1999/xlink" article-type="research-article" dtd-version="1.3">
-<front><journal-meta><journal-title-group><journal-title>Journal of Fake Results</journal-title></journal-title-group></journal-meta>
+<!DOCTYPE article
+  PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Archiving and Interchange DTD v1.2 20190208//EN"
+  "JATS-archivearticle1.dtd">
+<article xmlns:mml="http://www.w3.org/1998/Math/MathML"
+  xmlns:xlink="http://www.w3.org/1999/xlink" article-type="research-article">
+<front><journal-meta><journal-title-group>
+<journal-title>Journal of Fake Results</journal-title></journal-title-group></journal-meta>
 <article-meta><article-id pub-id-type="pmcid">PMC{pmcid}</article-id>
 <title-group><article-title>{escape(paper.title)}</article-title></title-group>
 <abstract><p>{escape(paper.abstract)}</p></abstract></article-meta></front>
 <body><sec id="s1"><title>Methods</title>{paragraphs}
-<fig id="F1"><label>Figure 1</label><caption><p>Overview of the cohort and follow-up.</p></caption></fig>
-<table-wrap id="T1"><label>Table 1</label><table><tr><td>12.5</td><td>0.031</td></tr></table></table-wrap>
+<fig id="F1"><label>Figure 1</label>
+<caption><p>Overview of the cohort and follow-up.</p></caption></fig>
+<table-wrap id="T1"><label>Table 1</label>
+<table><tr><td>12.5</td><td>0.031</td></tr></table></table-wrap>
 </sec></body>
-<back><ref-list><ref id="R1"><mixed-citation>Turing A. Computing machinery. Mind. 1950.</mixed-citation></ref></ref-list></back>
+<back><ref-list><ref id="R1">
+<mixed-citation>Turing A. Computing machinery. Mind. 1950.</mixed-citation></ref></ref-list>
+</back>
 </article>"""
         return 200, "application/xml;charset=UTF-8", xml.encode()
 
