@@ -6,7 +6,8 @@ queries per paper (title, body, clue, tot). body/clue/tot need the generation LL
 (OPENROUTER_API_KEY, or NEEDLE_LLM_MODEL / NEEDLE_LLM_BASE_URL for another server); title
 alone needs none. No source needs a key; NEEDLE_CONTACT (your email) goes into the
 User-Agent and NCBI's email parameter when set. arXiv is paced at one API call per 3 s, so
-a full run (5 domains × 3 ages × 7 papers) takes some ten minutes.
+the listings of a full run (5 domains × 3 ages × 7 papers, ~100 arXiv calls) take about
+five minutes before full texts and LLM calls.
 """
 
 from __future__ import annotations
