@@ -163,11 +163,43 @@ def test_depth_map_places_targets_by_manifest_position(built):
     sizes = [manifest[r.corpus] for r in runs]
     fig = charts.depth_figure(runs, sizes, "reference")
     heat = fig.data[0]
-    assert list(heat.x) == ["novel_16k (16k)", "novel_64k (64k)"]
+    # columns are labelled with the context the runs really used, as the server counted it
+    assert [r.corpus for r in runs] == ["novel_16k", "novel_64k"]
+    assert list(heat.x) == [f"{r.corpus} · {r.measured_prompt_tokens / 1000:.1f}K tokens"
+                            for r in runs]
+    for run, size in zip(runs, sizes, strict=True):
+        assert 0.98 * size.prompt_tokens <= run.measured_prompt_tokens <= size.prompt_tokens
     filled = [row for row in heat.z if any(v is not None for v in row)]
     assert filled and all(v == 100.0 for row in filled for v in row)
     depths = {round(p * 10) for p in manifest["novel_16k"].positions.values()}
     assert len(filled) >= len(depths) - 1  # targets spread down the whole context
+
+
+def test_depth_map_falls_back_to_the_manifest_estimate_without_usage(results):
+    dump = json.loads((results / "novel_16k__reference.json").read_text(encoding="utf-8"))
+    for case in dump["cases"]:
+        case["usage"] = None  # a server that reports no usage
+    run = parse_run(Path("novel_16k__quiet.json"), dump)
+    size = load_manifest()["novel_16k"]
+    assert run.measured_prompt_tokens is None
+    label = charts.context_label(run, size)
+    assert label == f"novel_16k · ≈{size.prompt_tokens / 1000:.1f}K tokens (qwen3.6)"
+
+
+def test_rebuilding_into_the_same_directory_drops_pages_of_gone_corpora(results, tmp_path):
+    out = tmp_path / "dashboard"
+    build_dashboard(results, out)
+    assert (out / "novel_64k" / "leaderboard.html").exists()
+    (out / "notes.html").write_text("<p>mine</p>", encoding="utf-8")  # not Needle's page
+    only_http = tmp_path / "results"
+    only_http.mkdir()
+    for dump in results.glob("http_server__*.json"):
+        (only_http / dump.name).write_bytes(dump.read_bytes())
+    assert main(["dashboard", "--results", str(only_http), "--out", str(out)]) == 0
+    left = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.html"))
+    assert not [page for page in left if page.startswith(("novel", "long-context"))], left
+    assert "http_server/leaderboard.html" in left and "notes.html" in left
+    assert not (out / "novel_64k").exists()
 
 
 def test_malformed_dump_error_names_file_and_case(results, tmp_path):

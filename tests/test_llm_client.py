@@ -27,6 +27,7 @@ from needle_lib.llm import (
     LLMConnectionError,
     LLMHTTPError,
     ModelConfig,
+    PromptTruncatedError,
     RetryPolicy,
     resolve_model,
 )
@@ -395,13 +396,13 @@ def test_context_overflow_wordings(tmp_path, status, body, limit, server_prompt)
     with respx.mock:
         route = respx.post(URL).mock(return_value=httpx.Response(status, json=body))
         with client_for(config) as client, pytest.raises(ContextOverflowError) as info:
-            client.complete(MESSAGES, prompt_chars=400_000)
+            client.complete(MESSAGES, prompt_tokens=100_000)
     error = info.value
     text = str(error)
     assert route.call_count == 1  # resending the same prompt cannot help
     assert (error.server_limit, error.server_prompt_tokens) == (limit, server_prompt)
     assert error.estimated_prompt_tokens == 100_000
-    assert "prompt ≈ 100000 tokens (400000 chars / 4)" in text
+    assert "prompt ≈ 100,000 tokens (qwen3.6)" in text
     if limit is not None:
         assert f"server limit {limit} tokens" in text
     assert "lms unload test/model" in text and "lms load test/model --context-length" in text
@@ -414,9 +415,54 @@ def test_overflow_suggests_a_context_that_fits(tmp_path: Path) -> None:
         respx.post(URL).mock(return_value=httpx.Response(400, json=LLAMA_CPP_OLD))
         with client_for(make_config(tmp_path, max_tokens=1000)) as client:
             with pytest.raises(ContextOverflowError, match="--context-length 131072"):
-                client.complete(MESSAGES, prompt_chars=4_000)
+                client.complete(MESSAGES, prompt_tokens=1_000)
             with pytest.raises(ContextOverflowError, match="--context-length 262144"):
-                client.complete(MESSAGES, prompt_chars=4 * 140_000)
+                client.complete(MESSAGES, prompt_tokens=140_000)
+
+
+def served(prompt_tokens: int | None, cached: int | None = None) -> httpx.Response:
+    body = completion()
+    body["usage"] = None if prompt_tokens is None else {
+        "prompt_tokens": prompt_tokens, "completion_tokens": 5,
+        "total_tokens": prompt_tokens + 5}
+    if cached is not None:
+        body["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
+    return httpx.Response(200, json=body)
+
+
+def test_a_silently_truncated_prompt_is_an_error_naming_both_figures_and_the_fix(
+    tmp_path: Path,
+) -> None:
+    """Ollama keeps the last 4,096 tokens of a 14,000-token prompt and answers normally."""
+    with respx.mock:
+        route = respx.post(URL).mock(return_value=served(4096, cached=3000))  # OpenAI-style
+        client = client_for(make_config(tmp_path, max_tokens=1000))
+        with client, pytest.raises(PromptTruncatedError) as info:
+            client.complete(MESSAGES, prompt_tokens=14_000)
+    error = info.value
+    text = str(error)
+    assert route.call_count == 1  # the same prompt would be cut the same way
+    assert (error.served_prompt_tokens, error.estimated_prompt_tokens) == (4096, 14_000)
+    assert "silently truncated" in text
+    assert "usage.prompt_tokens = 4,096" in text and "≈ 14,000 tokens (qwen3.6)" in text
+    assert "PARAMETER num_ctx 131072" in text and "OLLAMA_CONTEXT_LENGTH=131072" in text
+    assert "--ctx-size 131072" in text and URL in text
+
+
+@pytest.mark.parametrize(
+    ("reported", "cached", "estimate"),
+    [(12_000, None, 14_000), (None, None, 14_000), (0, None, 14_000), (4096, None, None),
+     (150, 13_900, 14_000)],
+    ids=["other-tokenizer-within-20%", "no-usage", "zero-usage", "no-estimate",
+         "cached-part-reported-apart"],
+)
+def test_a_full_or_unknown_prompt_count_is_not_truncation(
+    tmp_path: Path, reported: int | None, cached: int | None, estimate: int | None
+) -> None:
+    with respx.mock:
+        respx.post(URL).mock(return_value=served(reported, cached))
+        with client_for(make_config(tmp_path)) as client:
+            assert client.complete(MESSAGES, prompt_tokens=estimate).content == "answer"
 
 
 def test_ordinary_400_is_not_an_overflow(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from needle_lib.llm import (
     make_chat_client,
     resolve_model,
 )
+from needle_lib.tokens import count_tokens
 
 MESSAGES = [{"role": "user", "content": "What is on line 3 of a.py?"}]
 
@@ -45,7 +46,8 @@ def test_reference_sync_round_trip(reference) -> None:
         result = client.complete(MESSAGES)
     assert result.content == MESSAGES[0]["content"][::-1]
     assert result.finish_reason == "stop" and result.model == "reference"
-    assert result.usage["prompt_tokens"] == len(MESSAGES[0]["content"]) // 4
+    # counted like a Qwen3.6 server counts: What/ is/ on/ line/ 3/ of/ a/.py/?
+    assert result.usage["prompt_tokens"] == count_tokens(MESSAGES[0]["content"]) == 10
     assert result.usage["total_tokens"] == (
         result.usage["prompt_tokens"] + result.usage["completion_tokens"]
     )

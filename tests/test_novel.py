@@ -17,11 +17,16 @@ from hypothesis import strategies as st
 
 from needle_lib.cli import main
 from needle_lib.recall import novel
+from needle_lib.recall.corpus import resolve_corpus
 from needle_lib.recall.novel.code import BodyWriter
 from needle_lib.recall.novel.names import NameRegistry
-from needle_lib.recall.novel.pieces import FillerWriter
+from needle_lib.recall.novel.pieces import MAX_CHUNK_LINES, FillerWriter
+from needle_lib.recall.novel.prompts import recall_view
+from needle_lib.recall.prompt import build_prompt
+from needle_lib.recall.suite import load_suite
+from needle_lib.tokens import REFERENCE, TOKENIZERS, count_tokens
 
-PRIMARY_LINES = 48
+PRIMARY_LINES = novel.PRIMARY_LINES
 FUNCTION = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -156,7 +161,7 @@ def test_a_body_has_exactly_the_requested_lines_and_parses(seed: int, n_lines: i
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32), n_lines=st.integers(1, 47))
+@given(seed=st.integers(0, 2**32), n_lines=st.integers(1, MAX_CHUNK_LINES + 4))
 def test_a_filler_chunk_has_exactly_the_requested_lines_and_parses(seed: int, n_lines: int) -> None:
     chunk = FillerWriter(random.Random(seed), NameRegistry(), ("hq_helper",)).chunk(n_lines)
     assert len(chunk.lines) == n_lines
@@ -187,13 +192,48 @@ def test_manifest_records_the_same_18_targets_six_per_seed(manifest: dict) -> No
 def test_sizes_hashes_and_counts_match_the_files(shipped: dict[str, Shipped]) -> None:
     for corpus in shipped.values():
         entry = corpus.entry
-        nominal = novel.SIZES[corpus.name]
+        assert entry["context_tokens"] == novel.SIZES[corpus.name] * 1024
+        assert entry["prompt_budget"] == entry["context_tokens"] - 2048
         assert entry["chars"] == len(corpus.text)
-        assert entry["est_tokens"] == round(len(corpus.text) / 4)
-        assert abs(entry["est_tokens"] - nominal) <= nominal / 10, corpus.name
+        assert entry["corpus_tokens"] == {
+            name: count_tokens(corpus.text, name) for name in TOKENIZERS
+        }
         assert entry["sha256"] == hashlib.sha256(corpus.text.encode("utf-8")).hexdigest()
         assert entry["lines"] == len(corpus.lines)
         assert entry["function_count"] == len(corpus.functions)
+
+
+@pytest.mark.parametrize("name", list(novel.SIZES))
+def test_every_prompt_of_a_shipped_corpus_fits_its_context(
+    name: str, shipped: dict[str, Shipped]
+) -> None:
+    """The size rule, measured on the prompts a run really sends (whole text, every target,
+    with and without the /no_think suffix), and the manifest records those counts."""
+    suite = load_suite(resolve_corpus(name))
+    assert suite.config.sample.primary_lines == PRIMARY_LINES
+    assert len(suite.targets) == 18
+    budget = shipped[name].entry["prompt_budget"]
+    counts = {
+        no_think: [
+            count_tokens(build_prompt(suite.corpus, target, no_think=no_think))
+            for target in suite.targets
+        ]
+        for no_think in (False, True)
+    }
+    assert 0.9 * budget <= min(counts[False]) and max(counts[True]) <= budget, counts
+    recorded = shipped[name].entry["prompt_tokens"]
+    assert set(recorded) == set(TOKENIZERS)
+    assert recorded[REFERENCE] == {"min": min(counts[True]), "max": max(counts[True])}
+
+
+def test_generator_targets_are_the_extracted_targets(shipped: dict[str, Shipped]) -> None:
+    """The generator sizes files by prompts of targets it builds itself; they must be the
+    very targets extraction finds, or it measures prompts no run sends."""
+    corpora = {corpus.name: corpus for corpus in novel.build_corpora()}
+    for name in novel.SIZES:
+        _, built = recall_view(corpora[name])
+        suite = load_suite(resolve_corpus(name))
+        assert sorted(built, key=lambda t: t.name) == sorted(suite.targets, key=lambda t: t.name)
 
 
 def test_only_the_targets_are_eligible(shipped: dict[str, Shipped]) -> None:

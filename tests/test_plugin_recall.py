@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from evalrun import load_dump, run_evals
+from evalrun import assert_usage_error, load_dump, run_evals
 
 from needle_lib.testing.openai_server import FakeOpenAIServer
 
@@ -33,6 +33,14 @@ def test_reference_model_is_the_default(pytester: pytest.Pytester, tmp_path):
         assert case.keys() >= CASE_KEYS
         assert case["outcome"] == "passed" and case["matched"] == case["scored"] > 0
     assert dump["summary"]["matched_pct"] == 100.0
+    # sizes in real tokens: the corpus, each case's estimate, and what the server counted
+    assert dump["corpus"]["tokenizer"] == "qwen3.6" and dump["corpus"]["tokens"] > 10_000
+    for case in dump["cases"]:
+        assert dump["corpus"]["tokens"] < case["prompt_tokens_est"]
+        assert case["usage"]["prompt_tokens"] == case["prompt_tokens_est"]
+    served = dump["summary"]["prompt_tokens"]["served"]
+    result.stdout.fnmatch_lines(["corpus*model*tokens*cases*",
+                                 f"http_server*reference*{served / 1000:.1f}K*4*"])
 
 
 def test_perfect_server_passes_every_case(pytester, tmp_path):
@@ -80,6 +88,33 @@ def test_context_overflow_is_one_clear_error_with_the_fix(pytester, tmp_path):
     assert "4096" in output and "--ctx-size" in output and "lms load" in output
     error = load_dump(tmp_path, "http_server__m")["cases"][0]["error"]
     assert "context" in error and "4096" in error
+    # the corpus's own size in real tokens, and what would fit instead
+    assert "this corpus's prompt ≈ 1" in error and "tokens (qwen3.6)" in error
+    assert "no shipped corpus fits a 4,096-token context" in error
+
+
+def test_silent_truncation_is_an_error_caught_by_the_preflight(pytester, tmp_path):
+    """An Ollama-like server keeps the last 4,096 tokens and answers: not the model's miss."""
+    with FakeOpenAIServer("truncate") as server:
+        result = run_evals(pytester, tmp_path, *SELECT, "--model", "m", "--base-url", server.url)
+    result.assert_outcomes(errors=2, skipped=2)
+    assert server.stats.requests == 1  # the preflight caught it; no case was asked
+    result.stdout.fnmatch_lines(["*preflight for http_server__m failed*silently truncated*"])
+    dump = load_dump(tmp_path, "http_server__m")
+    assert dump["valid"] is False
+    errors = [c for c in dump["cases"] if c["outcome"] == "error"]
+    assert errors and all(c["matched"] is None for c in errors)  # never scored
+    error = errors[0]["error"]
+    estimate = f"{errors[0]['prompt_tokens_est']:,}"
+    assert "usage.prompt_tokens = 4,096" in error and f"≈ {estimate} tokens" in error
+    assert "num_ctx" in error and "OLLAMA_CONTEXT_LENGTH" in error and "--ctx-size" in error
+
+
+@pytest.mark.parametrize("value", ["-3", "0"])
+def test_a_non_positive_sample_is_a_usage_error_naming_the_option(pytester, tmp_path, value):
+    result = run_evals(pytester, tmp_path, "--corpus", "http_server", "--sample", value)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*argument --sample: must be at least 1, got {int(value)}*"])
 
 
 def test_secrets_never_reach_dumps_or_output(pytester, tmp_path):
@@ -125,16 +160,14 @@ def test_parallel_and_serial_runs_agree(pytester, tmp_path):
 
 def test_unknown_corpus_is_a_usage_error(pytester, tmp_path):
     result = run_evals(pytester, tmp_path, "--corpus", "nope")
-    assert result.ret != pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*unknown corpus 'nope'*configured corpora:*jquery*"])
+    assert_usage_error(result, "unknown corpus 'nope'*configured corpora:*jquery*")
 
 
 def test_broken_model_config_names_the_file(pytester, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "x"\ntemprature = 0.5\n')
     result = run_evals(pytester, tmp_path, *SELECT, "--model", str(bad))
-    assert result.ret != pytest.ExitCode.OK
-    result.stdout.fnmatch_lines([f"*{bad}*temprature*"])
+    assert_usage_error(result, f"{bad}: unknown key 'temprature'*")
 
 
 def test_missing_key_file_is_an_error_naming_the_file(pytester, tmp_path):
@@ -147,8 +180,7 @@ def test_missing_key_file_is_an_error_naming_the_file(pytester, tmp_path):
 
 def test_dump_path_needs_a_single_pair(pytester, tmp_path):
     result = run_evals(pytester, tmp_path, "--dump", str(tmp_path / "one.json"))
-    assert result.ret != 0
-    result.stdout.fnmatch_lines(["*--dump names one file, but this run has * pairs*"])
+    assert_usage_error(result, "--dump names one file, but this run has * pairs*")
     single = run_evals(pytester, tmp_path, *SELECT, "--dump", str(tmp_path / "one.json"))
     single.assert_outcomes(passed=4)
     assert load_dump(tmp_path, "one")["corpus"]["name"] == "http_server"

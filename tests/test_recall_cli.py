@@ -9,6 +9,8 @@ from recall_helpers import cached_parse, real_corpus
 
 from needle_lib.cli import main
 from needle_lib.recall import suite
+from needle_lib.recall.prompt import build_prompt
+from needle_lib.tokens import count_tokens
 
 RECORD_KEYS = {"name", "file", "signature", "start_line", "lines", "language", "composition"}
 
@@ -50,6 +52,21 @@ def test_extract_samples_k_targets(capsys: pytest.CaptureFixture[str]) -> None:
     listing = capsys.readouterr().out
     assert listing.startswith("jquery: 16 sampled (k=16) target(s)\n")
     assert all(r["case_id"] in listing for r in records)
+    tokens = count_tokens(jquery_text := real_corpus("jquery").corpus.text)
+    low, high = min(r["prompt_tokens"] for r in records), max(r["prompt_tokens"] for r in records)
+    assert f"  size: corpus {tokens:,} tokens, prompts {low:,}–{high:,} tokens (qwen3.6; " \
+           f"{len(jquery_text):,} chars)\n" in listing
+    assert 85_000 < tokens < low < high < tokens + 300  # a prompt is the corpus plus a task
+
+
+def test_extract_prompt_tokens_count_the_whole_prompt(capsys: pytest.CaptureFixture[str]) -> None:
+    """The per-record count (preamble counted once, plus the task) is the whole prompt's."""
+    records, _ = run_json(capsys, "--corpus", "http_server")
+    server = real_corpus("http_server")
+    by_name = {t.case_id: t for t in server.targets.eligible}
+    for record in records[:3]:
+        prompt = build_prompt(server.corpus, by_name[record["case_id"]])
+        assert record["prompt_tokens"] == count_tokens(prompt)
 
 
 def test_extract_single_file_mode(capsys: pytest.CaptureFixture[str]) -> None:

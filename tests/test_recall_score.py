@@ -252,6 +252,15 @@ def test_comments_count_by_default_and_not_under_count_comments_false() -> None:
     assert code_only.hallucinated == default.hallucinated == 0
 
 
+def test_reindented_counts_only_lines_that_earn_credit_under_the_policy() -> None:
+    shifted = ["  " + line.strip() if line.strip() else line for line in MIXED.lines]
+    default = MIXED.score(shifted)
+    assert (default.reindented, default.scored, default.matched) == (5, 5, 0)
+    code_only = MIXED.score(shifted, CODE_ONLY)
+    assert (code_only.reindented, code_only.scored, code_only.missing) == (2, 2, 0)
+    assert code_only.matched + code_only.reindented + code_only.missing == code_only.scored
+
+
 def test_composition_counts() -> None:
     score = MIXED.score([MIXED.lines[0], MIXED.lines[1], "\twrong();", MIXED.lines[5]])
     assert score.composition == {

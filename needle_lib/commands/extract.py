@@ -6,9 +6,11 @@ import argparse
 import json
 import sys
 
+from needle_lib.recall import size
 from needle_lib.recall.corpus import resolve_corpus, single_file_config
 from needle_lib.recall.suite import RecallSuite, load_suite
 from needle_lib.recall.targets import Target
+from needle_lib.tokens import REFERENCE
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,6 +36,7 @@ def target_record(suite: RecallSuite, target: Target) -> dict:
         "lines": target.window(suite.corpus.lines),
         "language": function.language,
         "composition": suite.composition(target),
+        "prompt_tokens": size.prompt_tokens(suite.corpus, target, no_think=False),
     }
 
 
@@ -64,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     scope = "eligible" if args.all else f"sampled (k={suite.config.sample.k})"
     print(f"{suite.config.name}: {len(records)} {scope} target(s)")
+    prompts = [record["prompt_tokens"] for record in records]
+    print(f"  size: corpus {suite.corpus.tokens:,} tokens, prompts "
+          f"{min(prompts, default=0):,}–{max(prompts, default=0):,} tokens ({REFERENCE}; "
+          f"{len(suite.corpus.text):,} chars)")
     for record in records:
         comp = record["composition"]
         print(

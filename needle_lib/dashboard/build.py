@@ -161,7 +161,7 @@ def _depth_pages(found: list[Section], manifest: dict[str, NovelSize],
     for policy, by_model in sorted(models.items()):
         body = []
         for runs_by_size in by_model.values():
-            sizes = sorted((manifest[c] for c in runs_by_size), key=lambda s: s.nominal_tokens)
+            sizes = sorted((manifest[c] for c in runs_by_size), key=lambda s: s.context_tokens)
             runs = [runs_by_size[s.corpus] for s in sizes]
             body.append(site.figure_html(charts.depth_figure(
                 runs, sizes, f"{runs[0].label} — matched % by depth and context length")))
@@ -205,6 +205,7 @@ def build_dashboard(results: Path, out: Path, *, manifest: Path = DEFAULT_MANIFE
     scan = scan_results(results)
     notes = list(scan.notes)
     found = sections(scan.runs)
+    site.clear_pages(out)
     out.mkdir(parents=True, exist_ok=True)
     site.write_plotly_js(out)
     pages = []

@@ -195,14 +195,26 @@ def paired_figure(result: PairedComparison, labels: tuple[str, str], title: str)
     return fig
 
 
+def context_label(run: Run, size: NovelSize) -> str:
+    """A column of the depth map: the context the run really used.
+
+    The server's own count where the dump has one (the model's tokenizer, chat template
+    included), else the manifest's estimate under the reference tokenizer, marked ≈.
+    """
+    measured = run.measured_prompt_tokens
+    if measured is not None:
+        return f"{size.corpus} · {measured / 1000:.1f}K tokens"
+    return f"{size.corpus} · ≈{size.prompt_tokens / 1000:.1f}K tokens ({size.tokenizer})"
+
+
 def depth_figure(runs: Sequence[Run], sizes: Sequence[NovelSize], title: str) -> go.Figure:
     """Matched % by relative depth (rows) × context length (columns) for one model.
 
     ``runs[i]`` ran on ``sizes[i]``. A target's depth comes from the manifest for that size,
     so each cell averages the same targets across columns (their depths match by design).
     """
-    columns = [f"{s.corpus} ({s.nominal_tokens // 1000}k) {r.status}".strip()
-               for r, s in zip(runs, sizes, strict=True)]
+    columns = [f"{context_label(run, size)} {run.status}".strip()
+               for run, size in zip(runs, sizes, strict=True)]
     z: list[list[float | None]] = [[None] * len(runs) for _ in range(DEPTH_BINS)]
     hover = [["no target at this depth"] * len(runs) for _ in range(DEPTH_BINS)]
     for col, (run, size) in enumerate(zip(runs, sizes, strict=True)):
@@ -223,6 +235,6 @@ def depth_figure(runs: Sequence[Run], sizes: Sequence[NovelSize], title: str) ->
     ))
     _outline_columns(fig, runs)
     fig.update_yaxes(title="depth in context", autorange="reversed", type="category")
-    fig.update_xaxes(title="context length", side="top", type="category")
+    fig.update_xaxes(title="context used (prompt tokens)", side="top", type="category")
     fig.update_layout(title=title, height=520, plot_bgcolor="#eeeeee")
     return fig

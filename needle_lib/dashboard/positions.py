@@ -19,11 +19,14 @@ DEPTH_BINS = 10
 
 @dataclass(frozen=True)
 class NovelSize:
-    """One corpus size: its hash, nominal context length and each target's relative depth."""
+    """One corpus size: its hash, the context it is made for, its longest prompt under the
+    reference tokenizer, and each target's relative depth."""
 
     corpus: str
     sha256: str
-    nominal_tokens: int
+    context_tokens: int
+    prompt_tokens: int
+    tokenizer: str
     positions: dict[str, float]
 
 
@@ -31,11 +34,14 @@ def load_manifest(path: Path = DEFAULT_MANIFEST) -> dict[str, NovelSize]:
     """Corpus name → NovelSize; a broken manifest raises ValueError naming the file and key."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        reference = str(data["reference_tokenizer"])
         return {
             name: NovelSize(
                 corpus=name,
                 sha256=entry["sha256"],
-                nominal_tokens=int(entry["nominal_tokens"]),
+                context_tokens=int(entry["context_tokens"]),
+                prompt_tokens=int(entry["prompt_tokens"][reference]["max"]),
+                tokenizer=reference,
                 positions={t["name"]: float(t["relative_position"]) for t in entry["targets"]},
             )
             for name, entry in data["corpora"].items()

@@ -91,6 +91,12 @@ class Run:
         """Cases the model answered; errors and skips say nothing about its quality."""
         return [c for c in self.cases if c["outcome"] in (PASSED, FAILED)]
 
+    @property
+    def measured_prompt_tokens(self) -> int | None:
+        """The median prompt size the server reported; None for servers (and older dumps)
+        without usage. The model's own tokenizer counted it: the context it really used."""
+        return self.summary["prompt_tokens"]["served"]
+
     @cached_property
     def summary(self) -> dict[str, Any]:
         return summarize(self.cases, self.dump.get("expected_cases", len(self.cases)))

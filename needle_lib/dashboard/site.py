@@ -16,6 +16,8 @@ from plotly.offline import get_plotlyjs
 
 PLOTLY_JS = "plotly.min.js"
 INDEX = "index.html"
+#: Marks a page as Needle's, so a rebuild removes exactly the pages it wrote before.
+GENERATOR = '<meta name="generator" content="needle dashboard">'
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em 2em; color: #222; }
@@ -37,6 +39,24 @@ def write_plotly_js(out: Path) -> None:
     script = get_plotlyjs()
     if not target.exists() or target.read_text(encoding="utf-8") != script:
         target.write_text(script, encoding="utf-8")
+
+
+def clear_pages(out: Path) -> None:
+    """Remove the pages an earlier build wrote under ``out`` (and folders left empty).
+
+    A rebuild must not leave pages of corpora or cohorts that are gone from the results;
+    anything else in ``out`` is the user's and stays.
+    """
+    if not out.is_dir():
+        return
+    for page in out.rglob("*.html"):
+        with page.open("rb") as handle:
+            head = handle.read(1024)
+        if GENERATOR.encode() in head:
+            page.unlink()
+    for folder in sorted((p for p in out.rglob("*") if p.is_dir()), reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def figure_html(fig: go.Figure) -> str:
@@ -75,7 +95,7 @@ def write_page(out: Path, relative: str, title: str, body: str,
     up = "../" * relative.count("/")
     links = [link(up + INDEX, "← index")] + [link(up + href, text) for href, text in nav]
     html = (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{GENERATOR}"
         f"<title>{escape(title)}</title><style>{STYLE}</style>"
         f'<script src="{up}{PLOTLY_JS}"></script></head>\n'
         f"<body><nav>{''.join(links) if relative != INDEX else ''}</nav>"

@@ -8,6 +8,7 @@ from needle_lib.llm.errors import (
     LLMConnectionError,
     LLMError,
     LLMHTTPError,
+    PromptTruncatedError,
 )
 from needle_lib.llm.factory import make_async_chat_client, make_chat_client
 from needle_lib.llm.protocol import ChatResult
@@ -23,6 +24,7 @@ __all__ = [
     "LLMError",
     "LLMHTTPError",
     "ModelConfig",
+    "PromptTruncatedError",
     "ReferenceTransport",
     "RetryPolicy",
     "load_dotenv_once",

@@ -42,14 +42,14 @@ class _ClientBase:
         )
 
     def _prepare(
-        self, messages: Messages, max_tokens: int | None, prompt_chars: int | None
+        self, messages: Messages, max_tokens: int | None, prompt_tokens: int | None
     ) -> ChatRequest:
         return prepare_request(
             self.config,
             messages,
             api_key=self._api_key,
             max_tokens=max_tokens,
-            prompt_chars=prompt_chars,
+            prompt_tokens=prompt_tokens,
         )
 
     def _timeout(self) -> httpx.Timeout:
@@ -113,10 +113,15 @@ class ChatClient(_ClientBase):
         messages: Messages,
         *,
         max_tokens: int | None = None,
-        prompt_chars: int | None = None,
+        prompt_tokens: int | None = None,
     ) -> ChatResult:
-        """Send one chat completion; ``prompt_chars`` sizes overflow messages (default: sum)."""
-        req = self._prepare(messages, max_tokens, prompt_chars)
+        """Send one chat completion.
+
+        ``prompt_tokens`` is the prompt's size under the reference tokenizer, if known: it
+        sizes overflow messages, and an answer whose ``usage.prompt_tokens`` is far below it
+        raises PromptTruncatedError (the server cut the prompt).
+        """
+        req = self._prepare(messages, max_tokens, prompt_tokens)
         attempts = Attempts(self.retry)
         while True:
             attempts.start()
@@ -162,10 +167,10 @@ class AsyncChatClient(_ClientBase):
         messages: Messages,
         *,
         max_tokens: int | None = None,
-        prompt_chars: int | None = None,
+        prompt_tokens: int | None = None,
     ) -> ChatResult:
         """Async twin of ``ChatClient.complete``."""
-        req = self._prepare(messages, max_tokens, prompt_chars)
+        req = self._prepare(messages, max_tokens, prompt_tokens)
         attempts = Attempts(self.retry)
         while True:
             attempts.start()

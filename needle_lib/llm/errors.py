@@ -79,5 +79,18 @@ class ContextOverflowError(LLMHTTPError):
         self.retryable = False
 
 
+class PromptTruncatedError(LLMError):
+    """The server answered, but reports far fewer prompt tokens than were sent: it cut the
+    prompt to fit its context, so the answer says nothing about the model."""
+
+    def __init__(
+        self, detail: str, *, model: str, url: str, served_prompt_tokens: int,
+        estimated_prompt_tokens: int,
+    ) -> None:
+        super().__init__(detail, model=model, url=url)
+        self.served_prompt_tokens = served_prompt_tokens
+        self.estimated_prompt_tokens = estimated_prompt_tokens
+
+
 class LLMBadResponseError(LLMError):
     """The server answered 2xx but not with a usable chat completion."""

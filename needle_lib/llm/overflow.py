@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from needle_lib.tokens import REFERENCE
+
 #: Context size suggested to the user: enough for the largest shipped corpus.
 DEFAULT_CONTEXT = 131072
-#: Rough characters per token, good enough to compare a prompt against a context limit.
-CHARS_PER_TOKEN = 4
 
 
 @dataclass(frozen=True)
@@ -109,13 +109,15 @@ def suggested_context(needed_tokens: int | None) -> int:
 
 
 def explain_overflow(
-    overflow: Overflow, *, model: str, prompt_chars: int | None, max_tokens: int | None
+    overflow: Overflow, *, model: str, estimate: int | None, max_tokens: int | None
 ) -> str:
-    """The ContextOverflowError message: sizes as far as known, then how to fix each server."""
+    """The ContextOverflowError message: sizes as far as known, then how to fix each server.
+
+    ``estimate`` is the prompt's size under the reference tokenizer, when the caller knows it.
+    """
     parts = ["the prompt does not fit the server's context window"]
-    estimate = prompt_chars // CHARS_PER_TOKEN if prompt_chars is not None else None
     if estimate is not None:
-        parts.append(f"prompt ≈ {estimate} tokens ({prompt_chars} chars / {CHARS_PER_TOKEN})")
+        parts.append(f"prompt ≈ {estimate:,} tokens ({REFERENCE})")
     if overflow.server_prompt_tokens is not None:
         parts.append(f"server counted {overflow.server_prompt_tokens} tokens")
     if overflow.server_limit is not None:

@@ -17,8 +17,10 @@ from needle_lib.llm.errors import (
     LLMBadResponseError,
     LLMError,
     LLMHTTPError,
+    PromptTruncatedError,
 )
-from needle_lib.llm.overflow import CHARS_PER_TOKEN, detect_overflow, explain_overflow
+from needle_lib.llm.overflow import detect_overflow, explain_overflow
+from needle_lib.llm.truncation import explain_truncation, is_truncated, served_prompt_tokens
 from needle_lib.net.retry import parse_retry_after
 
 #: Assistant turn that makes a reasoning model continue after an already-closed think block.
@@ -51,7 +53,9 @@ class ChatRequest:
     url: str
     payload: dict[str, Any]
     model: str
-    prompt_chars: int
+    #: The prompt's size under the reference tokenizer, when the caller knows it: sizes
+    #: overflow messages and catches servers that silently truncate.
+    estimated_prompt_tokens: int | None
     max_tokens: int
     secret: str | None  # only used to scrub echoes of the key out of error excerpts
 
@@ -109,15 +113,13 @@ def prepare_request(
     *,
     api_key: str | None,
     max_tokens: int | None = None,
-    prompt_chars: int | None = None,
+    prompt_tokens: int | None = None,
 ) -> ChatRequest:
-    if prompt_chars is None:
-        prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
     return ChatRequest(
         url=chat_url(config.base_url),
         payload=build_payload(config, messages, max_tokens=max_tokens),
         model=config.name,
-        prompt_chars=prompt_chars,
+        estimated_prompt_tokens=prompt_tokens,
         max_tokens=max_tokens if max_tokens is not None else config.max_tokens,
         secret=api_key,
     )
@@ -133,12 +135,15 @@ def _overflow_error(req: ChatRequest, status: int, body: str) -> ContextOverflow
         model=req.model,
         url=req.url,
         detail=explain_overflow(
-            overflow, model=req.model, prompt_chars=req.prompt_chars, max_tokens=req.max_tokens
+            overflow,
+            model=req.model,
+            estimate=req.estimated_prompt_tokens,
+            max_tokens=req.max_tokens,
         )
         + f" (server said: {req.excerpt(body)})",
         server_limit=overflow.server_limit,
         server_prompt_tokens=overflow.server_prompt_tokens,
-        estimated_prompt_tokens=req.prompt_chars // CHARS_PER_TOKEN,
+        estimated_prompt_tokens=req.estimated_prompt_tokens,
     )
 
 
@@ -208,6 +213,15 @@ def parse_completion(
         # Servers without a reasoning parser leave <think>…</think> in the content.
         reasoning, content = inline.group(1).strip(), content[inline.end() :]
     usage, timings = data.get("usage"), data.get("timings")
+    served, estimated = served_prompt_tokens(usage), req.estimated_prompt_tokens
+    if served is not None and estimated is not None and is_truncated(served, estimated):
+        raise PromptTruncatedError(
+            explain_truncation(served=served, estimated=estimated, max_tokens=req.max_tokens),
+            model=req.model,
+            url=req.url,
+            served_prompt_tokens=served,
+            estimated_prompt_tokens=estimated,
+        )
     return ChatResult(
         content=content,
         reasoning=reasoning,

@@ -15,14 +15,10 @@ from typing import Any
 
 import httpx
 
-from needle_lib.llm.overflow import CHARS_PER_TOKEN
+from needle_lib.tokens import count_tokens
 
 #: Receives the request's messages and returns the answer text; raise ValueError to reject.
 AnswerFn = Callable[[list[dict[str, Any]]], str]
-
-
-def _tokens(text: str) -> int:
-    return max(1, len(text) // CHARS_PER_TOKEN) if text else 0
 
 
 def _error(status: int, message: str) -> httpx.Response:
@@ -52,8 +48,11 @@ class ReferenceTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             content = self._answer(messages)
         except ValueError as exc:
             return _error(400, str(exc))
-        prompt = sum(_tokens(str(m.get("content") or "")) for m in messages if isinstance(m, dict))
-        completion = _tokens(content)
+        # Counted like a real server counts: the whole prompt, in the reference vocabulary.
+        prompt = sum(
+            count_tokens(str(m.get("content") or "")) for m in messages if isinstance(m, dict)
+        )
+        completion = count_tokens(content)
         return httpx.Response(
             200,
             json={

@@ -2,7 +2,32 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
+
+from needle_lib.plugin.shard import SHARD_BY, parse_shard
+
+
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
+    return number
+
+
+def positive_int(text: str) -> int:
+    """A count that must be at least 1: ``--sample 0`` would silently collect nothing."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -12,13 +37,20 @@ def add_options(parser: pytest.Parser) -> None:
     run.addoption("--dump", default=None, help="dump path for a single (corpus, model) run")
     run.addoption("--no-color", action="store_true", default=False,
                   help="never colour diffs (pytest's --color=yes forces colour)")
-    run.addoption("--sample", type=int, default=None, help="how many targets/queries to sample")
+    run.addoption("--sample", type=positive_int, default=None,
+                  help="how many targets/queries to sample (at least 1)")
     run.addoption("--seed", type=int, default=None, help="sampling seed")
     run.addoption("--resume", action="store_true", default=False,
                   help="reuse scored cases of existing dumps with the same provenance")
     run.addoption("--max-consecutive-errors", type=int, default=2,
                   help="fail-fast: skip a model's remaining cases after N consecutive "
                        "infrastructure errors (0 = never)")
+    run.addoption("--shard", type=parse_shard, default=None, metavar="I/N",
+                  help="run only shard I of N (1-based) of the collected cases (search "
+                       "cases split by query), for one run over N machines; see `needle merge`")
+    run.addoption("--shard-by", choices=SHARD_BY, default="pair",
+                  help="pair (default): whole (corpus, model) pairs per shard, each a complete "
+                       "dump; case: split pairs too, each shard writing a dump part")
 
     gates = parser.getgroup("needle-gates", "Needle CI gates (exit status)")
     gates.addoption("--min-score", type=float, default=None,
@@ -59,6 +91,9 @@ def add_options(parser: pytest.Parser) -> None:
     recall.addoption("--max-tokens", type=int, default=None)
     recall.addoption("--temperature", type=float, default=None)
     recall.addoption("--timeout", type=float, default=None, help="per-request timeout (s)")
+    recall.addoption("--concurrency", type=_at_least_one, default=None, metavar="N",
+                     help="requests of a (corpus, model) pair in flight at once from one "
+                          "process (default: the model config's `concurrency`, else 1)")
     recall.addoption("--think", action="store_true", default=False,
                      help="leave chain-of-thought on (undo suppress_thinking/prefill_no_think)")
     recall.addoption("--function", action="append", default=[],

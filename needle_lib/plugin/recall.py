@@ -12,9 +12,17 @@ from typing import Any
 
 import pytest
 
-from needle_lib.llm import ChatResult, LLMError, ModelConfig, make_chat_client, resolve_model
+from needle_lib.llm import (
+    ChatResult,
+    ContextOverflowError,
+    LLMError,
+    ModelConfig,
+    make_chat_client,
+    resolve_model,
+)
 from needle_lib.llm.client import ChatClient
 from needle_lib.provenance import package_info
+from needle_lib.recall import size
 from needle_lib.recall.corpus import (
     CorpusConfig,
     ScoringPolicy,
@@ -61,6 +69,11 @@ class RecallCase:
     def messages(self) -> list[dict]:
         return build_messages(self.suite.corpus, self.target, no_think=self.no_think)
 
+    @cached_property
+    def prompt_tokens(self) -> int:
+        """The prompt's size under the reference tokenizer (the server's count may differ)."""
+        return size.prompt_tokens(self.suite.corpus, self.target, no_think=self.no_think)
+
     def score(self, content: str) -> Score:
         expected, kinds, bonus = self.suite.expected(self.target)
         return score_answer(content, expected, kinds, bonus, self.scoring)
@@ -73,7 +86,15 @@ class RecallCase:
             "file": function.file,
             "start_line": self.target.start_line,
             "signature": function.signature,
+            "prompt_tokens_est": self.prompt_tokens,
         }
+
+
+def recall_case_of(item: pytest.Item) -> RecallCase | None:
+    """The recall case a collected test item runs, if it is one."""
+    callspec = getattr(item, "callspec", None)
+    case = callspec.params.get("recall_case") if callspec else None
+    return case if isinstance(case, RecallCase) else None
 
 
 @dataclass
@@ -191,6 +212,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
             "max_tokens": opt("max_tokens"),
             "temperature": opt("temperature"),
             "timeout": opt("timeout"),
+            "concurrency": opt("concurrency"),
         }.items()
         if value is not None
     }
@@ -235,15 +257,21 @@ class RecallClients:
 
 
 def ask(client: ChatClient, case: RecallCase, *, max_tokens: int | None = None) -> ChatResult:
-    messages = case.messages()
-    return client.complete(messages, max_tokens=max_tokens,
-                           prompt_chars=sum(len(m["content"]) for m in messages))
+    return client.complete(case.messages(), max_tokens=max_tokens, prompt_tokens=case.prompt_tokens)
 
 
 def preflight(client: ChatClient, case: RecallCase) -> str | None:
-    """A cheap request with the real prompt shape; the error text when it fails."""
+    """A cheap request with the real prompt shape; the error text when it fails.
+
+    It catches a prompt that does not fit (an overflow, or a server that silently cuts it),
+    and on an overflow says which shipped corpora would fit the server's context.
+    """
     try:
         ask(client, case, max_tokens=16)
+    except ContextOverflowError as exc:
+        task = case.prompt_tokens - size.preamble_tokens(case.suite.corpus)
+        advice = size.fit_advice(case.prompt_tokens, task, exc.server_limit)
+        return f"preflight for {case.pair} failed: {exc}; {advice}"
     except (LLMError, ConfigError) as exc:
         return f"preflight for {case.pair} failed: {exc}"
     return None

@@ -14,10 +14,11 @@ from needle_lib.benches.runfiles import Journal, finish_run, journal_path
 
 
 class SearchReports:
-    def __init__(self, results_dir: Path, dump_path: Path | None) -> None:
+    def __init__(self, results_dir: Path, dump_path: Path | None, *, part: str = "") -> None:
         self.results_dir = results_dir
         self.dump_path = dump_path
-        self.stamp = time.strftime("%Y%m%d-%H%M%S")
+        #: ``.shard-I-of-N`` under ``--shard``: the report is one part of a run.
+        self.stamp = time.strftime("%Y%m%d-%H%M%S") + part
         self.headers: dict[str, dict[str, Any]] = {}
         self.cases: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
         self.paths: dict[str, Path] = {}

@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 from needle_lib.paths import CORPORA_DIR, REPO_ROOT, resolve_repo_path
+from needle_lib.tokens import REFERENCE, count_tokens
 from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
 
 LANGUAGES = {".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".py": "python"}
@@ -134,6 +135,11 @@ class Corpus:
     def multi_file(self) -> bool:
         return len(self.files) > 1
 
+    @cached_property
+    def tokens(self) -> int:
+        """The corpus text's size under the reference tokenizer."""
+        return count_tokens(self.text)
+
     def describe(self) -> dict:
         """The corpus block of a dump: enough to prove two runs read the same text."""
         return {
@@ -142,6 +148,8 @@ class Corpus:
             "files": [f.path for f in self.files],
             "chars": len(self.text),
             "lines": len(self.lines),
+            "tokens": self.tokens,
+            "tokenizer": REFERENCE,
             "language": self.language,
         }
 

@@ -36,6 +36,11 @@ def corpus_preamble(corpus: Corpus) -> str:
 
 
 def build_prompt(corpus: Corpus, target: Target, *, no_think: bool = False) -> str:
+    return corpus_preamble(corpus) + task_text(corpus, target, no_think=no_think)
+
+
+def task_text(corpus: Corpus, target: Target, *, no_think: bool = False) -> str:
+    """What follows the shared preamble: the question about ``target``."""
     n = target.primary_lines
     where = f" in the file `{target.function.file}`" if corpus.multi_file else ""
     quoted = textwrap.indent(target.function.signature, _QUOTE_INDENT)
@@ -51,7 +56,7 @@ def build_prompt(corpus: Corpus, target: Target, *, no_think: bool = False) -> s
         f"- Keep blank lines where the source has them; each counts as one of the {n} lines.\n"
         f"- No markdown code fences, no line numbers, no commentary."
     )
-    return corpus_preamble(corpus) + task + (NO_THINK if no_think else "")
+    return task + (NO_THINK if no_think else "")
 
 
 def build_messages(corpus: Corpus, target: Target, *, no_think: bool = False) -> list[dict]:

@@ -11,6 +11,7 @@ from statistics import fmean, median
 from typing import Any
 
 from needle_lib.llm.protocol import ChatResult
+from needle_lib.llm.truncation import served_prompt_tokens
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.score import SCORER_VERSION, Score
 
@@ -21,6 +22,9 @@ PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 #: Header fields two dumps must share for their cases to be interchangeable (resume).
 PROVENANCE_FIELDS = ("prompt_version", "scorer_version", "corpus.sha256", "model.request",
                      "sampling", "scoring")
+#: Request-shape keys that change how fast answers arrive, never what they say: two dumps
+#: that differ only here hold interchangeable cases.
+THROUGHPUT_REQUEST_KEYS = ("concurrency",)
 
 
 #: Every case carries every contract key; fields that do not apply (an errored case has no
@@ -29,7 +33,7 @@ EMPTY_CASE: dict[str, Any] = dict.fromkeys((
     "function", "case_id", "file", "start_line", "signature", "outcome", "matched", "scored",
     "ratio", "passed", "hallucinated", "reindented", "bonus", "missing", "composition",
     "response", "reasoning", "finish_reason", "latency_s", "usage", "timings", "attempts",
-    "error", "skip_reason",
+    "error", "skip_reason", "prompt_tokens_est",
 ))
 
 
@@ -90,13 +94,21 @@ def provenance_value(dump: dict[str, Any], dotted: str) -> Any:
     return value
 
 
-def provenance_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def _comparable(dump: dict[str, Any], field: str) -> Any:
+    value = provenance_value(dump, field)
+    if field == "model.request" and isinstance(value, dict):
+        return {k: v for k, v in value.items() if k not in THROUGHPUT_REQUEST_KEYS}
+    return value
+
+
+def provenance_differences(old: dict[str, Any], new: dict[str, Any],
+                           labels: tuple[str, str] = ("dump", "this run")) -> list[str]:
     """Human-readable list of provenance fields on which two dumps differ."""
     diffs = []
     for field in PROVENANCE_FIELDS:
-        a, b = provenance_value(old, field), provenance_value(new, field)
+        a, b = _comparable(old, field), _comparable(new, field)
         if a != b:
-            diffs.append(f"{field}: {a!r} (dump) vs {b!r} (this run)")
+            diffs.append(f"{field}: {a!r} ({labels[0]}) vs {b!r} ({labels[1]})")
     return diffs
 
 
@@ -106,6 +118,8 @@ def summarize(cases: list[dict[str, Any]], expected: int) -> dict[str, Any]:
     matched = sum(c["matched"] for c in valid)
     scored = sum(c["scored"] for c in valid)
     latencies = [c["latency_s"] for c in valid if c.get("latency_s") is not None]
+    served = [n for c in cases if (n := served_prompt_tokens(c.get("usage"))) is not None]
+    estimated = [c["prompt_tokens_est"] for c in cases if c.get("prompt_tokens_est")]
 
     def part(name: str, key: str) -> int:
         return sum(c["composition"][name][key] for c in valid)
@@ -131,6 +145,12 @@ def summarize(cases: list[dict[str, Any]], expected: int) -> dict[str, Any]:
         "latency_s": {
             "mean": round(fmean(latencies), 4) if latencies else None,
             "p50": round(median(latencies), 4) if latencies else None,
+        },
+        # Median prompt size: as the server counted it (usage.prompt_tokens, the model's own
+        # tokenizer) and as estimated under the reference tokenizer.
+        "prompt_tokens": {
+            "served": int(median(served)) if served else None,
+            "estimate": int(median(estimated)) if estimated else None,
         },
     }
 

@@ -6,7 +6,8 @@
   blank pairing used to decide between equal content matches, e.g. window vs bonus copy).
 - **Re-indented lines are not hallucinations.** Right content with different leading
   whitespace is labelled ``reindented``: a miss under strict scoring, credited under
-  ``relax_indent``, and never counted twice (missing *and* hallucinated).
+  ``relax_indent``, and never counted twice (missing *and* hallucinated). Like every count,
+  it covers only lines that can earn credit (no comments under ``count_comments=False``).
 - **Comments and docstrings count by default** (verbatim prose cannot be inferred from the
   code around it), but every score reports the code / prose split; ``count_comments=False``
   scores code only.
@@ -25,7 +26,7 @@ from fractions import Fraction
 from needle_lib.recall.corpus import ScoringPolicy, split_lines
 from needle_lib.recall.extract import BLANK, CODE, PROSE_KINDS
 
-SCORER_VERSION = "needle-score-5"
+SCORER_VERSION = "needle-score-6"
 PASS_THRESHOLD = Fraction(2, 5)
 
 # Line statuses, in the diff and the dumps.
@@ -221,14 +222,13 @@ def score_answer(
         bucket[1] += 1
         hit = j in credited
         bucket[0] += hit
-        if j in reindented_w:
-            reindented += 1
         if not scoreable(kind):
             status_of[j] = INELIGIBLE if hit else MISSING
             continue
         scored += 1
         matched += hit
         if j in reindented_w:
+            reindented += 1  # only lines that can earn credit: a comment under code-only is not
             status_of[j] = REINDENTED if not hit else MATCHED
         elif hit:
             status_of[j] = MATCHED

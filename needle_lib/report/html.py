@@ -9,7 +9,13 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from needle_lib.report.terminal import case_headline, composition_line
+from needle_lib.report.terminal import (
+    MEANINGS,
+    STYLES,
+    case_headline,
+    composition_line,
+    prompt_size,
+)
 
 COLORS = {
     "matched": "color:#777",
@@ -19,37 +25,44 @@ COLORS = {
     "bonus": "color:#008b8b",
     "ineligible": "color:#bbb",
 }
-MARKERS = {"matched": "  ", "missing": "- ", "hallucinated": "+ ", "reindented": "~ ",
-           "bonus": "» ", "ineligible": "· "}
+
+
+def _legend_html() -> str:
+    items = (f'<span style="{COLORS[status]}"><code style="white-space:pre">'
+             f"{escape(STYLES[status][0])}</code>{meaning}</span>"
+             for status, meaning in MEANINGS.items())
+    return '<span class="needle-legend">legend: ' + " · ".join(items) + "</span>"
 
 
 def diff_html(case: dict[str, Any], diff: Iterable[Sequence[str]]) -> str:
+    """The case's one rendering in the report: headline, composition, legend, coloured
+    diff (the plain-text failure message is dropped from the log, see the controller)."""
     rows = []
     for status, text, *_ in diff:
         label = " (reindented)" if status == "reindented" else ""
         rows.append(
             f'<span class="needle-{status}" style="{COLORS[status]}">'
-            f"{escape(MARKERS[status] + text)}{label}</span>"
+            f"{escape(STYLES[status][0] + text)}{label}</span>"
         )
     body = "\n".join(rows)
     return (
         f'<div class="needle-case"><p><b>{escape(case_headline(case))}</b><br>'
-        f"{escape(composition_line(case['composition']))}</p>"
+        f"{escape(composition_line(case['composition']))}<br>{_legend_html()}</p>"
         f'<pre style="font-family:monospace;white-space:pre">{body}</pre></div>'
     )
 
 
 def summary_html(dumps: Sequence[dict[str, Any]]) -> str:
-    head = ("corpus", "model", "cases", "passed", "failed", "errors", "skipped", "matched %",
-            "pass rate %", "hallucinated", "reindented", "bonus", "status")
+    head = ("corpus", "model", "prompt tokens", "cases", "passed", "failed", "errors",
+            "skipped", "matched %", "pass rate %", "hallucinated", "reindented", "bonus", "status")
     rows = []
     for dump in dumps:
         s = dump["summary"]
         status = "ok" if dump["valid"] and dump["complete"] else (
             "INVALID (errors)" if not dump["valid"] else "⚠ INCOMPLETE")
-        cells = (dump["corpus"]["name"], dump["model"]["key"], s["cases"], s["passed"],
-                 s["failed"], s["errors"], s["skipped"], s["matched_pct"], s["pass_rate"],
-                 s["hallucinated"], s["reindented"], s["bonus"], status)
+        cells = (dump["corpus"]["name"], dump["model"]["key"], prompt_size(s), s["cases"],
+                 s["passed"], s["failed"], s["errors"], s["skipped"], s["matched_pct"],
+                 s["pass_rate"], s["hallucinated"], s["reindented"], s["bonus"], status)
         rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
     header = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
     return (
@@ -58,21 +71,39 @@ def summary_html(dumps: Sequence[dict[str, Any]]) -> str:
     )
 
 
+def _verdict_cell(result: dict[str, Any]) -> tuple[str, str]:
+    """(verdict, explanation) of one result: a judged rating, or a known-item match."""
+    if "det_match" in result:
+        judge = result.get("judge_match")
+        verdict = "gold" if result["det_match"] or judge else "—"
+        note = result.get("match_why") or ""
+        if judge is not None:
+            note += f" · judge: {'yes' if judge else 'no'}"
+        return verdict, note
+    if result.get("rating") is not None:
+        return f"{result['rating']} {result['label']}", result.get("reasoning") or ""
+    return f"judge error: {result.get('judge_error', '')}", ""
+
+
 def search_case_html(case: dict[str, Any]) -> str:
-    """A judged search case: the engine's results in rank order with their verdicts."""
+    """A search case: the engine's results in rank order with their verdicts (a judged
+    rating and its reasoning, or whether the result carries the known-item gold and why)."""
     rows = []
     for rank, result in enumerate(case.get("results", []), start=1):
-        verdict = (f"{result['rating']} {result['label']}" if result.get("rating") is not None
-                   else f"judge error: {result.get('judge_error', '')}")
+        verdict, note = _verdict_cell(result)
         rows.append(
             f"<tr><td>{rank}</td><td>{escape(verdict)}</td>"
             f"<td><a href=\"{escape(result['url'])}\">{escape(result.get('title') or '')}</a>"
             f"<br><small>{escape((result.get('snippet') or '')[:300])}</small></td>"
-            f"<td><small>{escape(result.get('reasoning') or '')}</small></td></tr>"
+            f"<td><small>{escape(note)}</small></td></tr>"
         )
     error = case.get("search_error")
     head = escape(f"{case['engine']} · {case['query']}") + (
         f" — search error: {escape(error)}" if error else "")
-    return (f'<div class="needle-search"><p><b>{head}</b></p><table border="1" '
-            f'style="border-collapse:collapse"><tr><th>#</th><th>rating</th><th>result</th>'
-            f'<th>judge reasoning</th></tr>{"".join(rows)}</table></div>')
+    gold = case.get("gold_text")
+    known_item = gold is not None
+    gold_line = f"<p>gold: {escape(gold)}</p>" if known_item else ""
+    columns = ("match", "why") if known_item else ("rating", "judge reasoning")
+    return (f'<div class="needle-search"><p><b>{head}</b></p>{gold_line}<table border="1" '
+            f'style="border-collapse:collapse"><tr><th>#</th><th>{columns[0]}</th>'
+            f'<th>result</th><th>{columns[1]}</th></tr>{"".join(rows)}</table></div>')

@@ -20,10 +20,10 @@ STYLES = {
     "bonus": ("» ", "\x1b[36m"),
     "ineligible": ("· ", "\x1b[2m"),
 }
-LEGEND = (
-    "legend: '  ' matched · '- ' missing · '+ ' hallucinated · '~ ' reindented · '» ' bonus"
-    " · '· ' not scored"
-)
+#: What each line status means, in legend order (the terminal's and the HTML report's).
+MEANINGS = {"matched": "matched", "missing": "missing", "hallucinated": "hallucinated",
+            "reindented": "reindented", "bonus": "bonus", "ineligible": "not scored"}
+LEGEND = "legend: " + " · ".join(f"'{STYLES[s][0]}' {m}" for s, m in MEANINGS.items())
 
 
 def paint(text: str, style: str, color: bool) -> str:
@@ -73,10 +73,22 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}%"
 
 
+def prompt_size(summary: dict[str, Any]) -> str:
+    """The run's median prompt in tokens: as the server counted it, else ``≈`` the estimate
+    under the reference tokenizer (before any answer, or from a server without usage)."""
+    sizes = summary.get("prompt_tokens") or {}
+    if sizes.get("served"):
+        return f"{sizes['served'] / 1000:.1f}K"
+    if sizes.get("estimate"):
+        return f"≈{sizes['estimate'] / 1000:.1f}K"
+    return "—"
+
+
 def summary_table(dumps: Sequence[dict[str, Any]], *, color: bool) -> str:
-    """One row per (corpus, model) dump."""
+    """One row per (corpus, model) dump; ``tokens`` is the median prompt (see prompt_size)."""
     header = (
-        f"{'corpus':<14} {'model':<22} {'cases':>5} {'pass':>5} {'fail':>5} {'err':>4} "
+        f"{'corpus':<14} {'model':<22} {'tokens':>7} {'cases':>5} {'pass':>5} {'fail':>5} "
+        f"{'err':>4} "
         f"{'skip':>5} {'matched':>9} {'pass rate':>9} {'halluc':>6} {'reind':>6} {'bonus':>6}"
         f"  status"
     )
@@ -89,7 +101,8 @@ def summary_table(dumps: Sequence[dict[str, Any]], *, color: bool) -> str:
         elif not dump["complete"]:
             status = paint("⚠ INCOMPLETE", "\x1b[33m", color)
         rows.append(
-            f"{dump['corpus']['name']:<14} {dump['model']['key']:<22} {s['cases']:>5} "
+            f"{dump['corpus']['name']:<14} {dump['model']['key']:<22} {prompt_size(s):>7} "
+            f"{s['cases']:>5} "
             f"{s['passed']:>5} {s['failed']:>5} {s['errors']:>4} {s['skipped']:>5} "
             f"{_pct(s['matched_pct']):>9} {_pct(s['pass_rate']):>9} {s['hallucinated']:>6} "
             f"{s['reindented']:>6} {s['bonus']:>6}  {status}"

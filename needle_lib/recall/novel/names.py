@@ -30,13 +30,17 @@ def token(rng: random.Random) -> str:
 
 
 def local_name(rng: random.Random) -> str:
-    """A variable or parameter name: ``qv7_tarnix``, ``vexo_31`` or ``dorq_mil``."""
-    form = rng.randrange(3)
-    if form == 0:
-        return f"{token(rng)}_{word(rng, rng.randint(1, 2))}"
-    if form == 1:
-        return f"{word(rng, rng.randint(1, 2))}_{rng.randrange(2, 100)}"
-    return f"{word(rng, 1)}_{word(rng, rng.randint(1, 2))}"
+    """A variable or parameter name: ``tarn7``, ``vexo_3`` or ``qv7_dor``.
+
+    Short on purpose: a local recurs on many lines, and every character of an opaque name
+    costs about half a token, so long locals would spend the context on names alone.
+    """
+    form = rng.randrange(4)
+    if form < 2:
+        return f"{word(rng, 1)}{rng.randrange(2, 10)}"
+    if form == 2:
+        return f"{word(rng, 1)}_{rng.randrange(2, 10)}"
+    return f"{token(rng)}_{word(rng, 1)}"
 
 
 def function_stem(rng: random.Random) -> str:

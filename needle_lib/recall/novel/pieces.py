@@ -3,8 +3,15 @@
 A chunk is a run of whole lines ending in the two blank lines that separate top-level
 definitions, so the layout can place chunks by line count alone.
 
-Only the 18 targets have bodies of ``primary_lines = 48`` or more; decoys, helpers,
-distractor functions, classes and methods all stay below, so nothing else is ever eligible.
+Only the 18 targets have bodies of ``PRIMARY_LINES`` or more; decoys, helpers, distractor
+functions, classes and methods all stay below, so nothing else is ever eligible.
+
+Why 24 lines and not the 48 of generator v1: the sizes are real token counts now, and the
+smallest corpus must hold all 18 targets, their decoys and a haystack in 14,336 tokens.
+Opaque code costs ~13.5 tokens a line even in this lean grammar (every digit is a token),
+so 18 × 48-line targets alone would take ~12,000 tokens: a 16k "haystack" of nothing but
+needles. With 24-line windows the targets, decoys and helpers take ~75 % of novel_16k and
+~8 % of novel_128k.
 """
 
 from __future__ import annotations
@@ -22,14 +29,16 @@ from needle_lib.recall.novel.code import (
     weighted,
 )
 
+PRIMARY_LINES = 24  # the recall window of the novel_* corpus configs
 TARGETS_PER_SEED = 6
 HELPERS_PER_SEED = 3
-TARGET_BODY_LINES = (50, 54)  # ≥ 48, so a 48-line window still has bonus lines after it
-DECOY_BODY_LINES = (10, 20)
+TARGET_BODY_LINES = (PRIMARY_LINES + 2, PRIMARY_LINES + 5)  # bonus lines after the window
+DECOY_BODY_LINES = (6, 8)  # enough to open like the target: every shape fits its budget
 HELPER_BODY_LINES = (2, 5)
-MAX_FILLER_BODY = 40  # distractor bodies stay well under 48
-MAX_CLASS_LINES = 45  # a class's body (its lines after the header) stays under 48
-MAX_METHOD_COST = 16  # blank + def + body
+MAX_FILLER_BODY = PRIMARY_LINES - 4  # distractor bodies stay under the window
+MAX_CLASS_LINES = PRIMARY_LINES - 4  # a class's body (its lines after the header) too
+MAX_METHOD_COST = 12  # blank + def + body
+MAX_CHUNK_LINES = MAX_FILLER_BODY + 3  # the longest distractor chunk: def + body + separator
 SEPARATOR = ("", "")
 
 
@@ -154,7 +163,7 @@ class FillerWriter:
         kinds: list[tuple[int, str]] = []
         if 3 <= n_lines <= 10:
             kinds.append((1, "constants"))
-        if 4 <= n_lines <= MAX_FILLER_BODY + 3:
+        if 4 <= n_lines <= MAX_CHUNK_LINES:
             kinds.append((5, "function"))
         if 8 <= n_lines <= MAX_CLASS_LINES + 2:
             kinds.append((2, "class"))

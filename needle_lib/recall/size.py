@@ -1,0 +1,91 @@
+"""Recall prompt sizes in tokens: per case, per corpus, and which shipped corpus fits.
+
+Every prompt of a corpus is the shared preamble (which holds the corpus) plus a short task.
+The preamble ends in a run of newlines, where BPE pre-tokenizers split, so a prompt's count
+is the preamble's plus the task's: a corpus is tokenized once per process, not once per case
+(a test pins the sum to the whole prompt's count).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from needle_lib.recall.corpus import Corpus, configured_corpus_names, load_corpus, resolve_corpus
+from needle_lib.recall.prompt import corpus_preamble, task_text
+from needle_lib.recall.targets import Target
+from needle_lib.tokens import REFERENCE, count_tokens
+from needle_lib.tomlconf import ConfigError
+
+#: Tokens of a context left for the answer (and the chat template) when saying what fits:
+#: a recall answer is a few hundred tokens, and the novel corpora are sized with this room.
+ANSWER_ROOM = 2_048
+
+
+@dataclass(frozen=True)
+class PromptTokens:
+    """The shortest and the longest prompt of a corpus (they differ only in the task)."""
+
+    min: int
+    max: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"min": self.min, "max": self.max}
+
+
+@lru_cache(maxsize=16)
+def preamble_tokens(corpus: Corpus, tokenizer: str = REFERENCE) -> int:
+    return count_tokens(corpus_preamble(corpus), tokenizer)
+
+
+def prompt_tokens(
+    corpus: Corpus, target: Target, *, no_think: bool, tokenizer: str = REFERENCE
+) -> int:
+    """Tokens of ``build_prompt(corpus, target, no_think=no_think)`` under ``tokenizer``."""
+    task = task_text(corpus, target, no_think=no_think)
+    return preamble_tokens(corpus, tokenizer) + count_tokens(task, tokenizer)
+
+
+def prompt_range(
+    corpus: Corpus, targets: Sequence[Target], tokenizer: str = REFERENCE
+) -> PromptTokens:
+    """The smallest and largest prompt over ``targets``, with the ``/no_think`` suffix (the
+    longest form any model config sends)."""
+    counts = [prompt_tokens(corpus, t, no_think=True, tokenizer=tokenizer) for t in targets]
+    return PromptTokens(min(counts), max(counts))
+
+
+def shipped_sizes(task_tokens: int) -> dict[str, int]:
+    """Every configured corpus → its prompt size, given a task of ``task_tokens``.
+
+    Only the corpus text is read (no parsing), so this is cheap enough for an error path;
+    a corpus whose config or files cannot be read is left out.
+    """
+    sizes = {}
+    for name in configured_corpus_names():
+        try:
+            corpus = load_corpus(resolve_corpus(name))
+        except (ConfigError, OSError, UnicodeDecodeError):
+            continue
+        sizes[name] = preamble_tokens(corpus) + task_tokens
+    return sizes
+
+
+def fit_advice(estimate: int, task_tokens: int, limit: int | None) -> str:
+    """The corpus's own size and, when the server's limit is known, the shipped corpora whose
+    prompt fits it with ``ANSWER_ROOM`` to spare, smallest first (the last is the largest run
+    this server can take)."""
+    own = f"this corpus's prompt ≈ {estimate:,} tokens ({REFERENCE})"
+    if limit is None:
+        return own
+    fitting = sorted(
+        (tokens, name)
+        for name, tokens in shipped_sizes(task_tokens).items()
+        if tokens + ANSWER_ROOM <= limit
+    )
+    room = f"a {limit:,}-token context with {ANSWER_ROOM:,} tokens left for the answer"
+    if not fitting:
+        return f"{own}; no shipped corpus fits {room}"
+    names = ", ".join(f"{name} (≈ {tokens:,} tokens)" for tokens, name in fitting)
+    return f"{own}; shipped corpora that fit {room}, smallest first: {names}"

@@ -1,0 +1,44 @@
+"""Prompt sizes in tokens: the per-case count, and which shipped corpora fit a context."""
+
+from __future__ import annotations
+
+import pytest
+from recall_helpers import real_corpus
+
+from needle_lib.recall.prompt import build_prompt
+from needle_lib.recall.size import ANSWER_ROOM, fit_advice, prompt_tokens, shipped_sizes
+from needle_lib.tokens import TOKENIZERS, count_tokens
+
+
+@pytest.mark.parametrize("name", ["jquery", "http_server"])
+@pytest.mark.parametrize("tokenizer", list(TOKENIZERS))
+def test_preamble_plus_task_is_the_whole_prompts_count(name: str, tokenizer: str) -> None:
+    loaded = real_corpus(name)
+    for target in loaded.targets.eligible[:3]:
+        for no_think in (False, True):
+            whole = count_tokens(build_prompt(loaded.corpus, target, no_think=no_think), tokenizer)
+            assert prompt_tokens(loaded.corpus, target, no_think=no_think,
+                                 tokenizer=tokenizer) == whole
+
+
+def test_shipped_sizes_are_real_token_counts() -> None:
+    sizes = shipped_sizes(task_tokens=150)
+    assert set(sizes) >= {"http_server", "jquery", "novel_16k", "novel_64k", "novel_128k"}
+    # the novel corpora are sized to their names; jquery is ~86K tokens (not ~71K chars/4)
+    for name, context in (("novel_16k", 16), ("novel_64k", 64), ("novel_128k", 128)):
+        assert 0.9 * (context * 1024 - ANSWER_ROOM) <= sizes[name] <= context * 1024 - ANSWER_ROOM
+    assert 80_000 < sizes["jquery"] < 90_000 and sizes["http_server"] < sizes["novel_16k"]
+
+
+def test_fit_advice_names_the_shipped_corpora_that_fit_smallest_first() -> None:
+    sizes = shipped_sizes(task_tokens=150)
+    advice = fit_advice(131_000, 150, 65_536)
+    assert advice.startswith("this corpus's prompt ≈ 131,000 tokens (qwen3.6); ")
+    fitting = "http_server", "novel_16k", "novel_64k"
+    expected = ", ".join(f"{n} (≈ {sizes[n]:,} tokens)" for n in fitting)
+    assert advice.endswith("shipped corpora that fit a 65,536-token context with 2,048 tokens "
+                           f"left for the answer, smallest first: {expected}")
+    assert "jquery" not in advice and "novel_128k" not in advice
+    assert fit_advice(20_000, 150, None) == "this corpus's prompt ≈ 20,000 tokens (qwen3.6)"
+    assert fit_advice(20_000, 150, 4096).endswith(
+        "no shipped corpus fits a 4,096-token context with 2,048 tokens left for the answer")
