@@ -36,6 +36,7 @@ _JUDGED = {
 }
 _KNOWN_ITEM = {
     "finance": "needle_lib.benches.finance.bench:FinanceBench",
+    "scholar": "needle_lib.benches.scholar.bench:ScholarBench",
     "legal": "needle_lib.benches.legal.bench:LegalBench",
 }
 BENCH_NAMES = (*_JUDGED, *_KNOWN_ITEM)

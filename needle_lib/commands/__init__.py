@@ -18,4 +18,5 @@ COMMAND_MODULES: list[str] = [
     "needle_lib.commands.legal",
     "needle_lib.commands.news",
     "needle_lib.commands.agentic_rare",
+    "needle_lib.commands.scholar",
 ]
