@@ -13,4 +13,6 @@ COMMAND_MODULES: list[str] = [
     "needle_lib.commands.novel",
     "needle_lib.commands.dashboard",
     "needle_lib.commands.compare",
+    "needle_lib.commands.publish",
+    "needle_lib.commands.schedule",
 ]
