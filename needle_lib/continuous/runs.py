@@ -120,6 +120,8 @@ def load_run(path: Path) -> PublishedRun:
     """Read, validate and score one report (or in-flight journal); errors name the file."""
     try:
         header, cases = read_run(path)
+    except ConfigError as exc:  # unreadable, not JSON, no header and cases
+        raise ReportError(str(exc)) from None
     except (KeyError, TypeError) as exc:
         raise ReportError(f"{path}: not a Needle search run: missing {exc}") from None
     _validate(path, header, cases)
