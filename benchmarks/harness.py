@@ -5,10 +5,13 @@ Prints three figures, each measured in this run:
      (case wall time from pytest's junit timings minus the request latency the client saw);
   2. ``pytest evals --collect-only`` over every shipped corpus, cold (empty parse cache) and
      warm, as pytest reports it and as process wall time;
-  3. 16 cases against a server with 1 s latency and 4 slots: serial vs ``-n 4``, as a ratio
-     to the ideal 16 × 1 s / 4 slots (span from the first request to the last response).
+  3. 16 cases against a server with 1 s latency and 4 slots: serial, ``-n 4`` (four
+     processes) and ``--concurrency 4`` (one process), as ratios to the ideal 16 × 1 s /
+     4 slots + 1 s for the preflight. The span is measured at the server, from the
+     preflight's arrival to the last answer; process wall time adds start-up and collection.
 
-Targets: (1) < 5 ms a case; (2) warm < 1.5 s; (3) ``-n 4`` within 1.3× of the ideal.
+Targets: (1) < 5 ms a case; (2) warm < 1.5 s; (3) ``-n 4`` span within 1.3× of the ideal,
+``--concurrency 4`` span within 1.15× and below ``-n 4``.
 Run: ``uv run python benchmarks/harness.py``.
 """
 
@@ -76,24 +79,21 @@ def collection_times(tmp: Path) -> dict[str, tuple[float, float]]:
     return figures
 
 
-def case_span(results: Path) -> float:
-    cases = [c for d in results.glob("*.json") for c in json.loads(d.read_text())["cases"]]
-    starts = [c["requested_at"] for c in cases]
-    ends = [c["requested_at"] + c["latency_s"] for c in cases]
-    return max(ends) - min(starts)
+PARALLEL_RUNS = {"serial": [], "-n 4": ["-n", "4"], "--concurrency 4": ["--concurrency", "4"]}
 
 
-def parallel_ratio(tmp: Path) -> dict[str, float]:
-    spans = {}
-    with FakeOpenAIServer("perfect", latency=1.0, slots=4) as server:
-        for label, extra in (("serial", []), ("-n 4", ["-n", "4"])):
-            results = tmp / label.replace(" ", "")
+def parallel_spans(tmp: Path) -> dict[str, tuple[float, float]]:
+    """Per way of running: (span at the server, process wall time), in seconds."""
+    figures = {}
+    for label, extra in PARALLEL_RUNS.items():
+        results = tmp / re.sub(r"\W+", "", label)
+        with FakeOpenAIServer("perfect", latency=1.0, slots=4) as server:
             wall, _ = pytest_run(["evals", "--corpus", "jquery", "--sample", "16", "--model",
                                   "slow", "--base-url", server.url, "--results-dir",
                                   str(results), "--html", str(tmp / "p.html"), *extra])
-            spans[label] = case_span(results)
-            spans[label + " wall"] = wall
-    return spans
+            stats = server.stats
+            figures[label] = (stats.last_answer_at - stats.first_request_at, wall)
+    return figures
 
 
 def main() -> None:
@@ -106,13 +106,12 @@ def main() -> None:
         for label, (reported, wall) in coll.items():
             print(f"2. collection {label}: {reported:.2f} s as pytest reports it, "
                   f"{wall:.2f} s process wall time (target warm < 1.5 s)")
-        spans = parallel_ratio(tmp)
-        ideal = 16 * 1.0 / 4
-        print(f"3. 16 cases, 1 s latency, 4 slots: serial {spans['serial']:.2f} s, "
-              f"-n 4 {spans['-n 4']:.2f} s (ideal {ideal:.1f} s): -n 4 / ideal = "
-              f"{spans['-n 4'] / ideal:.2f}× (target ≤ 1.3×), serial / -n 4 = "
-              f"{spans['serial'] / spans['-n 4']:.2f}×; process wall {spans['serial wall']:.1f} s"
-              f" vs {spans['-n 4 wall']:.1f} s")
+        ideal = 16 * 1.0 / 4 + 1.0
+        print(f"3. 16 cases, 1 s latency, 4 slots (ideal {ideal:.1f} s incl. the preflight; "
+              "targets: -n 4 ≤ 1.3×, --concurrency 4 ≤ 1.15× and below -n 4):")
+        for label, (span, wall) in parallel_spans(tmp).items():
+            print(f"   {label:<16} span {span:5.2f} s = {span / ideal:.2f}× ideal; "
+                  f"process wall {wall:5.2f} s = {wall / ideal:.2f}× ideal")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ REPO_ROOT = Path(os.environ.get("NEEDLE_ROOT", Path(__file__).resolve().parent.p
 CONFIGS_DIR = REPO_ROOT / "configs"
 CORPORA_DIR = CONFIGS_DIR / "corpora"
 MODELS_DIR = CONFIGS_DIR / "models"
+ENGINES_DIR = CONFIGS_DIR / "engines"
 FIXTURES_DIR = REPO_ROOT / "fixtures"
 RESULTS_DIR = REPO_ROOT / "results"
 CACHE_DIR = Path(os.environ.get("NEEDLE_CACHE_DIR", REPO_ROOT / ".needle-cache"))

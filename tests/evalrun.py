@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,15 @@ def run_evals(pytester: pytest.Pytester, results: Path, *args: str,
         "-p", "no:cacheprovider",
         *args,
     )
+
+
+def assert_usage_error(result: pytest.RunResult, *lines: str) -> None:
+    """pytest's usage error: exit 4, ``ERROR: …`` on stderr, and no traceback frames."""
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    result.stderr.fnmatch_lines([f"ERROR: {lines[0]}", *lines[1:]])
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output and "pluggy" not in output
+    assert not re.search(r"\.py:\d+: in ", output), output
 
 
 def load_dump(results: Path, name: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import json
 import pytest
 from evalrun import run_evals
 
+from needle_lib.paths import REPO_ROOT
 from needle_lib.testing.search_server import JUDGE_DOWN, JUDGE_YES, FakeSearchServer
 
 
@@ -165,3 +166,61 @@ def test_a_file_without_finance_rows_skips_with_a_reason(pytester, tmp_path, eng
     result = run_evals(pytester, tmp_path / "none", "--queries", str(queries), "-rs",
                        module="test_finance.py")
     result.stdout.fnmatch_lines(["*has no finance rows*"])
+
+
+SAMPLE = REPO_ROOT / "fixtures" / "gold" / "finance.sample.jsonl"
+
+
+def test_generated_gold_runs_end_to_end(pytester, tmp_path, engines):
+    """The committed sample is what ``needle finance generate`` writes from the loopback
+    registries (tests/test_finance_generate.py checks that); run the bench on two of its
+    rows with crafted engine answers."""
+    rows = {json.loads(line)["query_id"]: json.loads(line) for line in SAMPLE.open()}
+    ceo = rows["34efa54d3e469f31_2026-07-02T14"]
+    filing = rows["d78163409b9603c7_2026-07-02T14"]
+    edgar = ("https://www.sec.gov/Archives/edgar/data/1000008/000100000826000047/"
+             "hlx-8k.htm")
+    engines.scripted.update({
+        ("exa", ceo["query_text"]): [r("https://acme.example/team", "Leadership",
+                                       "Chief executive Dana Whitfield")],
+        ("brave", ceo["query_text"]): [r("https://news.example/acme", "Acme", "robots")],
+        ("exa", filing["query_text"]): [r("https://news.example/helix", "Helix trial", "")],
+        ("brave", filing["query_text"]): [r("https://news.example/x", "Helix", ""),
+                                          r(edgar, "8-K", "Current report")],
+    })
+    result = run_evals(pytester, tmp_path / "sample", "--queries", str(SAMPLE),
+                       "--engines", "exa,brave", "-k", "34efa54d or d78163409",
+                       module="test_finance.py")
+    assert result.parseoutcomes()["passed"] == 2
+    report = report_of(tmp_path / "sample")
+    assert report["queries"]["count"] == len(rows)
+    ranks = {name: {row["query_id"][:8]: row["hit_rank"]
+                    for row in report["engines"][name]["per_query"]}
+             for name in ("exa", "brave", "ultimate")}
+    assert ranks == {"exa": {"34efa54d": 1, "d7816340": None},
+                     "brave": {"34efa54d": None, "d7816340": 2},
+                     "ultimate": {"34efa54d": 1, "d7816340": 1}}
+    assert report["engines"]["exa"]["by_bucket"] == {
+        "filingdoc": {"n": 1, "recall_at_k": 0.0}, "finance": {"n": 1, "recall_at_k": 1.0}}
+    assert report["engines"]["brave"]["mrr_at_k"] == pytest.approx(0.25)
+    assert report["engines"]["ultimate"]["misses_universal"] == 0
+
+
+def test_shards_merge_into_the_single_machine_report(pytester, tmp_path, engines):
+    from needle_lib.cli import main
+
+    run(pytester, tmp_path, "whole")
+    for index in (1, 2):
+        run(pytester, tmp_path, "parts", "--shard", f"{index}/2")
+    parts = sorted((tmp_path / "parts" / "search").glob("finance__*.shard-*-of-2.json"))
+    assert len(parts) == 2
+    sizes = [len(json.loads(p.read_text())["cases"]) for p in parts]
+    assert sum(sizes) == 8 and min(sizes) > 0
+    out = tmp_path / "merged.json"
+    assert main(["merge", *map(str, parts), "--out", str(out)]) == 0
+    merged, whole = json.loads(out.read_text()), report_of(tmp_path / "whole")
+    for name in ("exa", "brave", "ultimate"):
+        a, b = merged["engines"][name], whole["engines"][name]
+        for key in ("recall_at_k", "mrr_at_k", "num_scored", "search_errors", "by_bucket",
+                    "misses_system_specific", "misses_universal"):
+            assert a[key] == b[key], (name, key)

@@ -10,7 +10,6 @@ from needle_lib.benches.finance.match import (
     GoldError,
     amounts,
     match_result,
-    registrable_domain,
     squad_norm,
 )
 
@@ -119,11 +118,6 @@ def test_vague_country_aliases_never_match_alone():
 ])
 def test_domain_by_registrable_domain_or_written(text, url, expected):
     assert hit(gold("website", "domain", "apple.com"), text, url) is expected
-
-
-def test_registrable_domain_uses_the_bundled_suffix_list():
-    assert registrable_domain("https://www.bbc.co.uk/news") == "bbc.co.uk"
-    assert registrable_domain("https://www.gov.uk/") == "www.gov.uk"
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -107,6 +107,7 @@ def test_think_override_turns_off_both_thinking_switches(tmp_path: Path) -> None
         ({"label": "x"}, "missing required key 'name'"),
         ({"name": "m", "stop": ["ok", 3]}, "key 'stop' must be a list of non-empty strings"),
         ({"name": "m", "max_tokens": 0}, "key 'max_tokens' must be at least 1"),
+        ({"name": "m", "concurrency": 0}, "key 'concurrency' must be at least 1"),
         ({"name": "m", "base_url": "localhost:1234"}, "key 'base_url' must start with http"),
     ],
 )
@@ -222,6 +223,7 @@ def test_request_shape_records_every_request_knob(tmp_path: Path) -> None:
         suppress_thinking=True,
         stop=["</s>"],
         timeout=30.0,
+        concurrency=8,
     )
     shape = resolve_model(str(path)).request_shape()
     assert shape == {
@@ -239,6 +241,7 @@ def test_request_shape_records_every_request_knob(tmp_path: Path) -> None:
         "suppress_thinking": True,
         "stop": ["</s>"],
         "timeout": 30.0,
+        "concurrency": 8,
     }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from evalrun import load_dump, run_evals
+from evalrun import assert_usage_error, load_dump, run_evals
 
 from needle_lib.testing.openai_server import FakeOpenAIServer
 
@@ -125,16 +125,14 @@ def test_parallel_and_serial_runs_agree(pytester, tmp_path):
 
 def test_unknown_corpus_is_a_usage_error(pytester, tmp_path):
     result = run_evals(pytester, tmp_path, "--corpus", "nope")
-    assert result.ret != pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*unknown corpus 'nope'*configured corpora:*jquery*"])
+    assert_usage_error(result, "unknown corpus 'nope'*configured corpora:*jquery*")
 
 
 def test_broken_model_config_names_the_file(pytester, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "x"\ntemprature = 0.5\n')
     result = run_evals(pytester, tmp_path, *SELECT, "--model", str(bad))
-    assert result.ret != pytest.ExitCode.OK
-    result.stdout.fnmatch_lines([f"*{bad}*temprature*"])
+    assert_usage_error(result, f"{bad}: unknown key 'temprature'*")
 
 
 def test_missing_key_file_is_an_error_naming_the_file(pytester, tmp_path):
@@ -147,8 +145,7 @@ def test_missing_key_file_is_an_error_naming_the_file(pytester, tmp_path):
 
 def test_dump_path_needs_a_single_pair(pytester, tmp_path):
     result = run_evals(pytester, tmp_path, "--dump", str(tmp_path / "one.json"))
-    assert result.ret != 0
-    result.stdout.fnmatch_lines(["*--dump names one file, but this run has * pairs*"])
+    assert_usage_error(result, "--dump names one file, but this run has * pairs*")
     single = run_evals(pytester, tmp_path, *SELECT, "--dump", str(tmp_path / "one.json"))
     single.assert_outcomes(passed=4)
     assert load_dump(tmp_path, "one")["corpus"]["name"] == "http_server"

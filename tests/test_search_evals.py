@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from evalrun import run_evals
+from evalrun import assert_usage_error, run_evals
 
 from needle_lib.metrics.ndcg import GAINS
 from needle_lib.testing.search_server import FakeSearchServer
@@ -98,8 +98,7 @@ def test_malformed_gold_row_names_file_and_line(pytester, tmp_path):
     gold = tmp_path / "gold.jsonl"
     gold.write_text('{"query_id": "a", "query": "ok"}\n{"query": "no id"}\n')
     result = run_evals(pytester, tmp_path, "--queries", str(gold), module="test_news.py")
-    assert result.ret != 0
-    result.stdout.fnmatch_lines([f"*{gold}:2: row has no 'query_id'*"])
+    assert_usage_error(result, f"{gold}:2: row has no 'query_id'*")
 
 
 def test_unknown_engine_is_named_with_the_known_ones(pytester, tmp_path):
@@ -107,8 +106,7 @@ def test_unknown_engine_is_named_with_the_known_ones(pytester, tmp_path):
     queries.write_text("one query\n")
     result = run_evals(pytester, tmp_path, "--queries", str(queries), "--engines", "exa,nope",
                        module="test_news.py")
-    assert result.ret != 0
-    result.stdout.fnmatch_lines(["*unknown engine(s) nope; known: keenable*brave*"])
+    assert_usage_error(result, "--engines: unknown engine(s) nope; known: keenable*brave*")
 
 
 def test_parallel_search_runs_group_cases_by_engine(pytester, tmp_path, search_env):
@@ -121,3 +119,21 @@ def test_parallel_search_runs_group_cases_by_engine(pytester, tmp_path, search_e
                          "--engines", "exa,brave", "-n", "2", "-v", "--dist", "load",
                          module="test_news.py")
     explicit.stdout.fnmatch_lines(["*scheduling tests via LoadScheduling*"])
+
+
+def test_config_engine_runs_beside_builtin_ones(pytester, tmp_path, search_env):
+    """configs/engines/searxng.toml, against a loopback SearXNG, in a news run with exa."""
+    queries = tmp_path / "q.txt"
+    queries.write_text("nvidia earnings\nfed rate decision\n")
+    result = run_evals(pytester, tmp_path, "-k", "news", "--queries", str(queries),
+                       "--engines", "searxng,exa", "-v", module="")
+    result.stdout.fnmatch_lines(["*test_news*searxng*", "*needle news summary*", "*searxng*"])
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    assert search_env.requests["searxng"] == 2 and search_env.requests["exa"] == 2
+    report = _report(tmp_path)
+    searxng = report["engines"]["searxng"]
+    assert searxng["search_errors"] == 0 and searxng["num_scored"] > 0
+    results = [r for row in searxng["per_query"] for r in row["results"]]
+    assert len(results) == 2 * 5  # SearXNG answers a page of 8; the top 5 are kept
+    assert all(r["title"].startswith("SearXNG: ") and r["snippet"] for r in results)
+    assert {"exa", "searxng", "ultimate"} <= set(report["engines"])

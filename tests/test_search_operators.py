@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,7 +18,6 @@ def test_operators_are_extracted_and_phrases_kept_in_text() -> None:
     assert parsed.after == date(2025, 1, 1)
     assert parsed.before == date(2025, 3, 31)
     assert parsed.phrases == ("net income",)
-    assert parsed.ignored == ()
 
 
 def test_operator_inside_quotes_stays_text() -> None:
@@ -32,11 +32,29 @@ def test_several_sites_deduplicated_and_rejoined_for_native_engines() -> None:
     assert parsed.text_with_sites() == "ceo (site:a.com OR site:b.org)"
 
 
-def test_malformed_dates_are_dropped_not_sent_literally() -> None:
-    parsed = parse_query("launch after:yesterday before:2025-13-01 before:2025W011")
-    assert parsed.text == "launch"
-    assert parsed.after is None and parsed.before is None
-    assert parsed.ignored == ("after:yesterday", "before:2025-13-01", "before:2025W011")
+def test_unparseable_operators_stay_query_text() -> None:
+    parsed = parse_query("launch after:yesterday before:2025-13-01 before:2025W011 site:gov")
+    assert parsed.text == "launch after:yesterday before:2025-13-01 before:2025W011 site:gov"
+    assert parsed.after is None and parsed.before is None and parsed.sites == ()
+
+
+@pytest.mark.parametrize(("token", "host"), [
+    ("site:sec.gov/cgi-bin/browse-edgar?action=x", "sec.gov"),
+    ("site:https://www.SEC.gov/cgi-bin/x", "www.sec.gov"),
+    ("site:sec.gov.", "sec.gov"),
+    ("site:arxiv.org:443/abs", "arxiv.org"),
+    ("site:http://user@example.com/a#b", "example.com"),
+])
+def test_site_values_become_hosts(token: str, host: str) -> None:
+    parsed = parse_query(f"filings {token}")
+    assert parsed.sites == (host,)
+    assert parsed.text == "filings"
+
+
+def test_operators_only_query_is_not_empty_but_blank_is() -> None:
+    assert not parse_query("site:sec.gov").is_empty
+    assert not parse_query("before:2025-01-01").is_empty
+    assert parse_query("  ").is_empty
 
 
 def test_closed_range_fills_open_lower_end() -> None:

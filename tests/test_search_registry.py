@@ -54,11 +54,13 @@ def test_invalid_tavily_depth_is_a_clear_error() -> None:
 
 def test_engine_rows_report_set_without_values() -> None:
     rows = {row[0]: row for row in engine_rows({"EXA_API_KEY": "ex-123", "TAVILY_DEPTH": "fast"})}
-    assert rows["exa"][2:] == ("EXA_API_KEY", "set")
+    assert rows["exa"][2:] == ("built-in", "EXA_API_KEY", "set")
     assert rows["exa-instant"][1] == "instant"
-    assert rows["google"][2:] == ("SERPER_API_KEY", "unset")
-    assert rows["keenable"][3].startswith("unset (optional")
+    assert rows["google"][3:] == ("SERPER_API_KEY", "unset")
+    assert rows["keenable"][4].startswith("unset (optional")
     assert rows["tavily"][1] == "fast"
+    assert rows["searxng"][2:] == ("configs/engines/searxng.toml", "-",
+                                   "not needed; NEEDLE_SEARXNG_BASE_URL unset")
 
 
 def test_needle_engines_command_never_prints_key_values(
@@ -71,6 +73,6 @@ def test_needle_engines_command_never_prints_key_values(
     out = capsys.readouterr().out
     assert "brave-SECRET-value" not in out
     lines = {line.split()[0]: line for line in out.splitlines()[1:]}
-    assert set(lines) == EXPECTED
+    assert set(lines) == EXPECTED | {"searxng"}
     assert lines["brave"].rstrip().endswith("set")
     assert lines["you"].rstrip().endswith("unset")

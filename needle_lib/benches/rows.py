@@ -42,6 +42,13 @@ def query_id(text: str, hour: datetime) -> str:
     return f"{query_hash(text)}_{hour_of(hour):%Y-%m-%dT%H}"
 
 
+def seed_from_hour(hour: datetime) -> int:
+    """The default seed of a generation run: derived from its UTC hour, so reruns within the
+    hour draw the same companies and facts, and the next hour draws afresh."""
+    digest = hashlib.sha256(hour_of(hour).isoformat().encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
 def dedupe_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Keep the first row of each ``query_id``, in order."""
     seen: set[str] = set()

@@ -51,13 +51,20 @@ class Journal:
             self.path.unlink(missing_ok=True)
 
 
-def finish_run(report_path: Path, header: dict[str, Any], cases: list[dict[str, Any]], *,
-               complete_run: bool = True) -> dict[str, Any]:
-    """Build the report (pooled metrics once), write it atomically with its raw cases."""
+def assemble_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
+                    complete_run: bool = True) -> dict[str, Any]:
+    """The report of a run (pooled metrics computed here, once) with its header and cases."""
     report = build_report(header, cases, in_progress=False)
     report["complete"] = complete_run and len(cases) >= header.get("expected_cases", 0)
     report["header"] = header
     report["cases"] = cases
+    return report
+
+
+def finish_run(report_path: Path, header: dict[str, Any], cases: list[dict[str, Any]], *,
+               complete_run: bool = True) -> dict[str, Any]:
+    """Build the report and write it atomically."""
+    report = assemble_report(header, cases, complete_run=complete_run)
     write_json_atomic(report_path, report, indent=1)
     return report
 

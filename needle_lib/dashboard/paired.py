@@ -19,7 +19,8 @@ from needle_lib.recall.results import PASSED
 
 #: Request fields that say where or who, not how: a different server URL or label does not
 #: change what the model is asked, so they do not count as a knob.
-BOOKKEEPING_FIELDS = frozenset({"label", "config", "source", "base_url", "auth", "timeout"})
+BOOKKEEPING_FIELDS = frozenset({"label", "config", "source", "base_url", "auth", "timeout",
+                                "concurrency"})
 
 
 class ComparisonError(ValueError):

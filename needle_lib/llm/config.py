@@ -38,6 +38,7 @@ FILE_SCHEMA: dict[str, Key] = {
     "suppress_thinking": Key((bool,)),
     "stop": Key((list,)),
     "timeout": Key((float,)),
+    "concurrency": Key((int,)),
 }
 
 #: CLI overrides: any file key except ``name``, plus ``think`` (leave chain-of-thought on).
@@ -60,6 +61,7 @@ DEFAULTS: dict[str, Any] = {
     "suppress_thinking": False,
     "stop": (),
     "timeout": 600.0,
+    "concurrency": 1,
 }
 
 _FLOAT_KEYS = ("temperature", "timeout")
@@ -102,6 +104,9 @@ class ModelConfig:
     suppress_thinking: bool = False
     stop: tuple[str, ...] = ()
     timeout: float = DEFAULTS["timeout"]
+    #: Requests of one (corpus, model) pair in flight at once from one process. It changes
+    #: throughput, never an answer, so results (and --resume) ignore it.
+    concurrency: int = DEFAULTS["concurrency"]
     #: Set when the model was not found as a config; callers print it so typos are visible.
     note: str | None = field(default=None, compare=False)
 
@@ -170,6 +175,7 @@ class ModelConfig:
             "suppress_thinking": self.suppress_thinking,
             "stop": list(self.stop),
             "timeout": self.timeout,
+            "concurrency": self.concurrency,
         }
 
 
@@ -194,6 +200,10 @@ def _check_values(data: Mapping[str, Any], where: Path) -> dict[str, Any]:
             out[key] = float(out[key])
     if "max_tokens" in out and out["max_tokens"] < 1:
         raise ConfigError(f"{where}: key 'max_tokens' must be at least 1, got {out['max_tokens']}")
+    if "concurrency" in out and out["concurrency"] < 1:
+        raise ConfigError(
+            f"{where}: key 'concurrency' must be at least 1, got {out['concurrency']}"
+        )
     if "timeout" in out and out["timeout"] <= 0:
         raise ConfigError(f"{where}: key 'timeout' must be positive, got {out['timeout']}")
     if "temperature" in out and out["temperature"] < 0:

@@ -16,9 +16,11 @@ import pytest
 from needle_lib.console import force_utf8_streams
 from needle_lib.llm import load_dotenv_once
 from needle_lib.plugin.controller import Controller
+from needle_lib.plugin.distribution import default_to_loadgroup
 from needle_lib.plugin.fixtures import (
     recall_answer,
     recall_client_pool,
+    recall_dispatcher,
     scorecard,
     search_clients,
     search_judged,
@@ -37,11 +39,14 @@ from needle_lib.plugin.session import (
     state_key,
     use_color,
 )
+from needle_lib.plugin.shard import select_shard
+from needle_lib.plugin.usage import validate_run
 from needle_lib.tomlconf import ConfigError
 
 __all__ = [
     "recall_answer",
     "recall_client_pool",
+    "recall_dispatcher",
     "scorecard",
     "search_clients",
     "search_judged",
@@ -64,10 +69,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Controller(config), "needle-controller")
         default_html_report(config)
         _default_dist_for_search(config)
-        if config.getoption("queries", None):
-            search_plan(config)  # a bad query file or engine: one usage error, no traceback
     else:
         config.stash[state_key] = RunState(Path(workerinput[RUN_DIR_KEY]))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist starts workers and the terminal prints a header
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):
+        validate_run(session.config)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -103,6 +112,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     )
 
 
+@pytest.hookimpl(trylast=True)  # after -k / -m deselection: shards split what is left
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    select_shard(config, items)
+
+
 def _parametrize_search(metafunc: pytest.Metafunc) -> None:
     """Query × engine cases for the module's ``BENCH``; one explanatory skip without
     ``--queries``, so the default offline run stays green and says how to run them."""
@@ -133,11 +147,6 @@ def _skip_bench(metafunc: pytest.Metafunc, bench: str, reason: str) -> None:
 
 def _default_dist_for_search(config: pytest.Config) -> None:
     """Search runs under xdist default to ``--dist loadgroup`` (one request at a time per
-    engine, for comparable latency), unless the user chose a mode. xdist has already turned
-    ``-n`` into ``load`` by now and picks its scheduler from this value at session start."""
-    explicit = any(a == "--dist" or a.startswith("--dist=") or a == "-d"
-                   for a in config.invocation_params.args)
-    if config.getoption("queries", None) and not explicit and getattr(
-        config.option, "dist", "no"
-    ) == "load":
-        config.option.dist = "loadgroup"
+    engine, for comparable latency), unless the user chose a mode."""
+    if config.getoption("queries", None):
+        default_to_loadgroup(config)

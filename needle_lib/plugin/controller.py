@@ -6,6 +6,7 @@ worker's reports. Workers never write dumps, so a dump has exactly one writer.
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,10 @@ class Controller:
         self.config = config
         dump = config.getoption("dump")
         self.recall = RecallDumps(lambda pair: dump_path(config, pair), config.getoption("resume"))
-        self.search = SearchReports(results_dir(config), Path(dump) if dump else None)
+        shard = config.getoption("shard")
+        part = f".shard-{shard.index}-of-{shard.count}" if shard else ""
+        self.search = SearchReports(results_dir(config), Path(dump) if dump else None,
+                                    part=part)
         self.gates = gate_settings(config)
         self.finished: list[dict[str, Any]] = []
         self.search_finished: list[dict[str, Any]] = []
@@ -117,6 +121,15 @@ class Controller:
         self.gate_failures = check_gates(self.finished, self.gates)
         if self.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
+        """A failed recall case's message is its diff, which the coloured extra (with
+        composition and legend) already shows: drop the plain copy from the log."""
+        record = record_of(report)
+        text = report.longreprtext
+        if record is None or record.get("diff") is None or report.when != "call" or not text:
+            return
+        data[:] = [entry for entry in data if not entry.startswith(escape(text))]
 
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str],
                                     postfix: list[str], session: pytest.Session) -> None:

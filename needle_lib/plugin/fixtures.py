@@ -3,12 +3,13 @@
 ``recall_answer`` sends one recall request, after two guards shared across xdist workers:
 fail-fast (a model with N consecutive infrastructure errors is skipped) and a preflight (one
 cheap request per (corpus, model) with the real prompt shape; when it fails, every case of
-the pair errors with that one message instead of waiting out N timeouts).
+the pair errors with that one message instead of waiting out N timeouts). With a model's
+``concurrency`` above 1 the dispatcher has sent the request ahead; the case still receives
+its own answer or error here, in run order.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,12 +23,20 @@ from needle_lib.benches.known_item import (
 )
 from needle_lib.benches.registry import bench_named
 from needle_lib.judge import JudgeError
-from needle_lib.llm import ChatResult, LLMError
-from needle_lib.plugin.recall import RecallCase, RecallClients, ask, preflight
+from needle_lib.llm import ChatResult
+from needle_lib.plugin.dispatch import RecallDispatcher
+from needle_lib.plugin.recall import (
+    RecallCase,
+    RecallClients,
+    ask,
+    preflight,
+    recall_case_of,
+)
 from needle_lib.plugin.resume import stored_answer
 from needle_lib.plugin.scorecard import Scorecard
 from needle_lib.plugin.search import SearchCase, SearchClients, judged_result, matched_result
 from needle_lib.plugin.session import recall_plan, run_state, search_plan, use_color
+from needle_lib.plugin.shard import part_fields
 from needle_lib.recall.results import EMPTY_CASE, answer_fields
 from needle_lib.search.types import MissingAPIKey, SearchOutcome
 from needle_lib.tomlconf import ConfigError
@@ -45,17 +54,34 @@ def recall_client_pool() -> Iterator[RecallClients]:
     pool.close()
 
 
+@pytest.fixture(scope="session")
+def recall_dispatcher(request: pytest.FixtureRequest) -> RecallDispatcher:
+    config, session = request.config, request.session
+
+    def upcoming(pair: str) -> list[RecallCase]:
+        # session.items is this process's run order; under xdist, --dist loadgroup (forced
+        # with --concurrency) keeps a pair's cases on one worker.
+        cases = (recall_case_of(item) for item in session.items)
+        return [case for case in cases if case is not None and case.pair == pair
+                and stored_answer(config, case) is None]
+
+    return RecallDispatcher(
+        upcoming, lambda case: _tripped(config, f"model {case.model.key}") is None)
+
+
 @pytest.fixture
 def recall_answer(
     request: pytest.FixtureRequest,
     recall_case: RecallCase,
     recall_client_pool: RecallClients,
+    recall_dispatcher: RecallDispatcher,
     scorecard: Scorecard,
 ) -> ChatResult:
     config = request.config
     plan = recall_plan(config)
     scorecard.open(
-        "recall", recall_case.pair, plan.header(recall_case),
+        "recall", recall_case.pair,
+        {**plan.header(recall_case), **part_fields(config, recall_case.pair)},
         case={**EMPTY_CASE, **recall_case.case_fields()},
     )
     scorecard.set_detail("messages", plan.messages_for(recall_case))
@@ -75,15 +101,16 @@ def recall_answer(
     else:
         error = state.preflight(recall_case.pair, lambda: preflight(client, recall_case))
     if error is None:
-        scorecard.update_case(requested_at=round(time.time(), 3))
-        try:
-            result = ask(client, recall_case)
-        except (LLMError, ConfigError) as exc:
-            error = str(exc)
+        sent = recall_dispatcher.answer(recall_case, lambda case: ask(client, case))
+        scorecard.update_case(requested_at=round(sent.requested_at, 3))
+        if sent.error is not None:
+            error = str(sent.error)
     if error is not None:
         scorecard.update_case(error=error)
         state.note_error(model, error)
         pytest.fail(error, pytrace=False)
+    result = sent.result
+    assert result is not None  # a Sent holds an answer or an error
     state.note_success(model)
     scorecard.update_case(**answer_fields(result))
     return result
@@ -96,13 +123,20 @@ def search_clients(request: pytest.FixtureRequest) -> Iterator[SearchClients]:
     clients.close()
 
 
-def _fail_fast(config: pytest.Config, scorecard: Scorecard, subject: str) -> None:
-    """Skip when ``subject`` (a model or an engine) had too many consecutive errors."""
+def _tripped(config: pytest.Config, subject: str) -> str | None:
+    """The fail-fast reason when ``subject`` (a model or an engine) had too many
+    consecutive errors, else None."""
     limit = config.getoption("max_consecutive_errors")
     count, last = run_state(config).consecutive_errors(subject)
     if limit and count >= limit:
-        reason = (f"fail-fast: {count} consecutive infrastructure errors for {subject}; "
-                  f"last: {last}")
+        return f"fail-fast: {count} consecutive infrastructure errors for {subject}; last: {last}"
+    return None
+
+
+def _fail_fast(config: pytest.Config, scorecard: Scorecard, subject: str) -> None:
+    """Skip the case when fail-fast has tripped for ``subject``."""
+    reason = _tripped(config, subject)
+    if reason is not None:
         scorecard.update_case(skip_reason=reason)
         pytest.skip(reason)
 

@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
+
+from needle_lib.plugin.shard import SHARD_BY, parse_shard
+
+
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
+    return number
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -19,6 +33,12 @@ def add_options(parser: pytest.Parser) -> None:
     run.addoption("--max-consecutive-errors", type=int, default=2,
                   help="fail-fast: skip a model's remaining cases after N consecutive "
                        "infrastructure errors (0 = never)")
+    run.addoption("--shard", type=parse_shard, default=None, metavar="I/N",
+                  help="run only shard I of N (1-based) of the collected cases (search "
+                       "cases split by query), for one run over N machines; see `needle merge`")
+    run.addoption("--shard-by", choices=SHARD_BY, default="pair",
+                  help="pair (default): whole (corpus, model) pairs per shard, each a complete "
+                       "dump; case: split pairs too, each shard writing a dump part")
 
     gates = parser.getgroup("needle-gates", "Needle CI gates (exit status)")
     gates.addoption("--min-score", type=float, default=None,
@@ -59,6 +79,9 @@ def add_options(parser: pytest.Parser) -> None:
     recall.addoption("--max-tokens", type=int, default=None)
     recall.addoption("--temperature", type=float, default=None)
     recall.addoption("--timeout", type=float, default=None, help="per-request timeout (s)")
+    recall.addoption("--concurrency", type=_at_least_one, default=None, metavar="N",
+                     help="requests of a (corpus, model) pair in flight at once from one "
+                          "process (default: the model config's `concurrency`, else 1)")
     recall.addoption("--think", action="store_true", default=False,
                      help="leave chain-of-thought on (undo suppress_thinking/prefill_no_think)")
     recall.addoption("--function", action="append", default=[],

@@ -76,6 +76,13 @@ class RecallCase:
         }
 
 
+def recall_case_of(item: pytest.Item) -> RecallCase | None:
+    """The recall case a collected test item runs, if it is one."""
+    callspec = getattr(item, "callspec", None)
+    case = callspec.params.get("recall_case") if callspec else None
+    return case if isinstance(case, RecallCase) else None
+
+
 @dataclass
 class RecallPlan:
     suites: list[RecallSuite]
@@ -191,6 +198,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
             "max_tokens": opt("max_tokens"),
             "temperature": opt("temperature"),
             "timeout": opt("timeout"),
+            "concurrency": opt("concurrency"),
         }.items()
         if value is not None
     }

@@ -8,26 +8,17 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 
 import pytest
 
 from needle_lib.paths import REPO_ROOT
-from needle_lib.plugin.session import results_dir
+from needle_lib.plugin.session import results_dir, selected_paths
 
 EVALS_DIR = REPO_ROOT / "evals"
 
 
 def _selects_evals(config: pytest.Config) -> bool:
-    for arg in config.args:
-        path = Path(arg.split("::")[0])
-        path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
-        try:
-            path.resolve().relative_to(EVALS_DIR)
-        except ValueError:
-            continue
-        return True
-    return False
+    return any(path.is_relative_to(EVALS_DIR) for path in selected_paths(config))
 
 
 def report_name(config: pytest.Config) -> str:

@@ -28,8 +28,9 @@ _cache_key = pytest.StashKey[dict[str, dict[str, dict[str, Any]]]]()
 
 
 def check_resume(config: pytest.Config, plan: RecallPlan) -> None:
-    """Refuse (usage error) to resume any dump whose provenance differs from this run."""
-    if not config.getoption("resume"):
+    """Refuse (usage error) to resume any dump whose provenance differs from this run.
+    Runs once per process (at session start on the controller, else at collection)."""
+    if not config.getoption("resume") or _cache_key in config.stash:
         return
     seen: dict[str, dict[str, dict[str, Any]]] = {}
     for case in plan.cases:

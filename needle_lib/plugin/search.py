@@ -27,7 +27,7 @@ from needle_lib.judge.answer import ANSWER_PROMPT_VERSION, AnswerJudge
 from needle_lib.judge.config import judge_model_config
 from needle_lib.provenance import package_info
 from needle_lib.search.base import HttpSearchClient
-from needle_lib.search.registry import ENGINES, make_engine
+from needle_lib.search.registry import known_engines, make_engine
 from needle_lib.search.types import SearchResult
 from needle_lib.tomlconf import ConfigError
 
@@ -114,10 +114,11 @@ class SearchPlan:
 def build_search_plan(config: pytest.Config) -> SearchPlan:
     opt = config.getoption
     engines = [e.strip() for e in (opt("engines") or DEFAULT_ENGINES).split(",") if e.strip()]
-    unknown = [e for e in engines if e not in ENGINES]
+    known = known_engines()
+    unknown = [e for e in engines if e not in known]
     if unknown:
         raise ConfigError(
-            f"--engines: unknown engine(s) {', '.join(unknown)}; known: {', '.join(ENGINES)}"
+            f"--engines: unknown engine(s) {', '.join(unknown)}; known: {', '.join(known)}"
         )
     path = Path(opt("queries")) if opt("queries") else None
     sampling = {"sample": opt("sample"), "seed": opt("seed") or 0, "limit": opt("limit")}

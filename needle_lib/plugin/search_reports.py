@@ -15,10 +15,11 @@ from needle_lib.benches.runfiles import Journal, finish_run, journal_path
 
 
 class SearchReports:
-    def __init__(self, results_dir: Path, dump_path: Path | None) -> None:
+    def __init__(self, results_dir: Path, dump_path: Path | None, *, part: str = "") -> None:
         self.results_dir = results_dir
         self.dump_path = dump_path
-        self.stamp = time.strftime("%Y%m%d-%H%M%S")
+        #: ``.shard-I-of-N`` under ``--shard``: the report is one part of a run.
+        self.stamp = time.strftime("%Y%m%d-%H%M%S") + part
         # The run's identity in `needle publish` (republishing a run replaces its rows): set
         # once by the controller, so every bench of one session (and every xdist worker's
         # header) shares it; UTC, unlike the file name's local-time stamp.

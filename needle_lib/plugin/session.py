@@ -13,6 +13,7 @@ from needle_lib.paths import RESULTS_DIR
 from needle_lib.plugin.recall import RecallPlan, build_plan
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.search import SearchPlan, build_search_plan
+from needle_lib.plugin.shard import part_path, writes_parts
 from needle_lib.tomlconf import ConfigError
 
 RUN_DIR_KEY = "needle_run_dir"
@@ -45,15 +46,31 @@ def search_plan(config: pytest.Config) -> SearchPlan:
     return config.stash[search_plan_key]
 
 
+def selected_paths(config: pytest.Config) -> list[Path]:
+    """The files and directories the command line selects (``path::test`` → ``path``),
+    resolved."""
+    paths = []
+    for arg in config.args:
+        path = Path(arg.split("::")[0])
+        path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
+        paths.append(path.resolve())
+    return paths
+
+
 def results_dir(config: pytest.Config) -> Path:
     value = config.getoption("results_dir")
     return Path(value) if value else RESULTS_DIR
 
 
 def dump_path(config: pytest.Config, pair: str) -> Path:
-    """``--dump`` when given (a single (corpus, model) run), else ``<results>/<pair>.json``."""
+    """``--dump`` when given (a single (corpus, model) run), else ``<results>/<pair>.json``,
+    or a part under ``<results>/parts/`` when ``--shard-by case`` splits the pair."""
     explicit = config.getoption("dump")
-    return Path(explicit) if explicit else results_dir(config) / f"{pair}.json"
+    if explicit:
+        return Path(explicit)
+    if writes_parts(config):
+        return part_path(results_dir(config), pair, config.getoption("shard"))
+    return results_dir(config) / f"{pair}.json"
 
 
 def run_state(config: pytest.Config) -> RunState:

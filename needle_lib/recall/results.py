@@ -21,6 +21,9 @@ PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 #: Header fields two dumps must share for their cases to be interchangeable (resume).
 PROVENANCE_FIELDS = ("prompt_version", "scorer_version", "corpus.sha256", "model.request",
                      "sampling", "scoring")
+#: Request-shape keys that change how fast answers arrive, never what they say: two dumps
+#: that differ only here hold interchangeable cases.
+THROUGHPUT_REQUEST_KEYS = ("concurrency",)
 
 
 #: Every case carries every contract key; fields that do not apply (an errored case has no
@@ -90,13 +93,21 @@ def provenance_value(dump: dict[str, Any], dotted: str) -> Any:
     return value
 
 
-def provenance_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def _comparable(dump: dict[str, Any], field: str) -> Any:
+    value = provenance_value(dump, field)
+    if field == "model.request" and isinstance(value, dict):
+        return {k: v for k, v in value.items() if k not in THROUGHPUT_REQUEST_KEYS}
+    return value
+
+
+def provenance_differences(old: dict[str, Any], new: dict[str, Any],
+                           labels: tuple[str, str] = ("dump", "this run")) -> list[str]:
     """Human-readable list of provenance fields on which two dumps differ."""
     diffs = []
     for field in PROVENANCE_FIELDS:
-        a, b = provenance_value(old, field), provenance_value(new, field)
+        a, b = _comparable(old, field), _comparable(new, field)
         if a != b:
-            diffs.append(f"{field}: {a!r} (dump) vs {b!r} (this run)")
+            diffs.append(f"{field}: {a!r} ({labels[0]}) vs {b!r} ({labels[1]})")
     return diffs
 
 

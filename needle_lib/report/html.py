@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from needle_lib.report.terminal import case_headline, composition_line
+from needle_lib.report.terminal import MEANINGS, STYLES, case_headline, composition_line
 
 COLORS = {
     "matched": "color:#777",
@@ -19,22 +19,29 @@ COLORS = {
     "bonus": "color:#008b8b",
     "ineligible": "color:#bbb",
 }
-MARKERS = {"matched": "  ", "missing": "- ", "hallucinated": "+ ", "reindented": "~ ",
-           "bonus": "» ", "ineligible": "· "}
+
+
+def _legend_html() -> str:
+    items = (f'<span style="{COLORS[status]}"><code style="white-space:pre">'
+             f"{escape(STYLES[status][0])}</code>{meaning}</span>"
+             for status, meaning in MEANINGS.items())
+    return '<span class="needle-legend">legend: ' + " · ".join(items) + "</span>"
 
 
 def diff_html(case: dict[str, Any], diff: Iterable[Sequence[str]]) -> str:
+    """The case's one rendering in the report: headline, composition, legend, coloured
+    diff (the plain-text failure message is dropped from the log, see the controller)."""
     rows = []
     for status, text, *_ in diff:
         label = " (reindented)" if status == "reindented" else ""
         rows.append(
             f'<span class="needle-{status}" style="{COLORS[status]}">'
-            f"{escape(MARKERS[status] + text)}{label}</span>"
+            f"{escape(STYLES[status][0] + text)}{label}</span>"
         )
     body = "\n".join(rows)
     return (
         f'<div class="needle-case"><p><b>{escape(case_headline(case))}</b><br>'
-        f"{escape(composition_line(case['composition']))}</p>"
+        f"{escape(composition_line(case['composition']))}<br>{_legend_html()}</p>"
         f'<pre style="font-family:monospace;white-space:pre">{body}</pre></div>'
     )
 

@@ -20,10 +20,10 @@ STYLES = {
     "bonus": ("» ", "\x1b[36m"),
     "ineligible": ("· ", "\x1b[2m"),
 }
-LEGEND = (
-    "legend: '  ' matched · '- ' missing · '+ ' hallucinated · '~ ' reindented · '» ' bonus"
-    " · '· ' not scored"
-)
+#: What each line status means, in legend order (the terminal's and the HTML report's).
+MEANINGS = {"matched": "matched", "missing": "missing", "hallucinated": "hallucinated",
+            "reindented": "reindented", "bonus": "bonus", "ineligible": "not scored"}
+LEGEND = "legend: " + " · ".join(f"'{STYLES[s][0]}' {m}" for s, m in MEANINGS.items())
 
 
 def paint(text: str, style: str, color: bool) -> str:

@@ -1,8 +1,8 @@
-"""Web search engine clients with one errors-as-data interface (see ``registry.ENGINES``)."""
+"""Web search engine clients with one errors-as-data interface (see ``registry``)."""
 
 from needle_lib.search.base import EngineRequest, HttpSearchClient, RetryPolicy
 from needle_lib.search.operators import ParsedQuery, parse_query
-from needle_lib.search.registry import ENGINES, EngineSpec, make_engine
+from needle_lib.search.registry import ENGINES, EngineSpec, known_engines, make_engine
 from needle_lib.search.types import (
     MissingAPIKey,
     SearchClient,
@@ -23,6 +23,7 @@ __all__ = [
     "SearchOutcome",
     "SearchResult",
     "UnknownEngine",
+    "known_engines",
     "make_engine",
     "parse_query",
 ]

@@ -49,7 +49,7 @@ class HttpSearchClient(ABC):
 
     default_base_url: ClassVar[str]
     #: Inclusive range of the API's snippet-length request parameter; None = no such parameter.
-    snippet_budget_range: ClassVar[tuple[int, int] | None] = None
+    snippet_budget_range: tuple[int, int] | None = None
 
     def __init__(
         self,
@@ -109,7 +109,10 @@ class HttpSearchClient(ABC):
         start = perf_counter()
         self._retries = 0
         try:
-            request = self.build_request(parse_query(query), num_results)
+            parsed = parse_query(query)
+            if parsed.is_empty:
+                raise EngineError("empty query: nothing to search for (no request sent)")
+            request = self.build_request(parsed, num_results)
             payload = await self._send(request)
             results = self._finish(self._map(payload), num_results)
         except EngineError as exc:

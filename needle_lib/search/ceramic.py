@@ -5,8 +5,9 @@ AI SDK tool (https://github.com/CeramicTeam/ceramic-ai-sdk, src/tool.ts: ``maxDe
 1000–8000, response ``result.results[]`` with title/url/description) and Cloudflare's Web
 Search provider page (https://developers.cloudflare.com/web-search/providers/). The endpoint
 path ``POST /search`` and Bearer auth are assumptions.
-- Request: ``POST /search`` with ``Authorization: Bearer <key>``. Body: ``query``,
-  ``maxDescriptionLength``. No result-count parameter: we cut to top-K.
+- Request: ``POST /search`` with ``Authorization: Bearer <key>``. Body: ``query`` (1..50
+  words; the API answers 422 above, so the first 50 words are sent), ``maxDescriptionLength``.
+  No result-count parameter: we cut to top-K.
 - Response mapped: ``result.results[].url``, ``.title``, ``.description``; no date field.
 - Operators: none documented, so ``site:``/``after:``/``before:`` are all dropped.
 - Snippet budget: ``maxDescriptionLength``, clamped to 1000..8000.
@@ -17,8 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 from needle_lib.search.base import EngineRequest, HttpSearchClient, make_result, raise_api_error
+from needle_lib.search.limits import clip_query
 from needle_lib.search.operators import ParsedQuery
 from needle_lib.search.types import SearchResult
+
+MAX_QUERY_WORDS = 50
 
 
 class CeramicClient(HttpSearchClient):
@@ -26,7 +30,7 @@ class CeramicClient(HttpSearchClient):
     snippet_budget_range = (1000, 8000)
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        body: dict[str, Any] = {"query": query.text}
+        body: dict[str, Any] = {"query": clip_query(query.text, max_words=MAX_QUERY_WORDS)}
         budget = self.snippet_budget()
         if budget is not None:
             body["maxDescriptionLength"] = budget

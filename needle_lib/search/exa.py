@@ -3,12 +3,15 @@
 Shape relied on: https://docs.exa.ai/reference/search (and the exa-py SDK docs on PyPI).
 - Request: ``POST /search`` with ``x-api-key``. Body: ``query``, ``type``, ``numResults``,
   ``includeDomains``, ``startPublishedDate`` / ``endPublishedDate`` (ISO 8601),
-  ``contents.text`` (``true`` or ``{"maxCharacters": n}``).
+  ``contents.highlights.maxCharacters`` = the snippet budget (``contents.text: true`` when
+  uncapped).
 - Response mapped: ``results[].url``, ``.title``, ``.text`` (else joined ``.highlights``),
   ``.publishedDate``.
 - Operators: ``site:`` → ``includeDomains``; ``after:``/``before:`` → start/end published date
   (whole days: start of ``after``, end of ``before``).
-- Snippet budget: ``contents.text.maxCharacters``; Exa documents no upper bound, 1..100000 is
+- Snippet budget: highlights, not ``contents.text``: text is the page's first N characters,
+  highlights are the passages most relevant to the query, which is the evidence other engines'
+  snippets give the judge. Exa documents no upper bound for ``maxCharacters``; 1..100000 is
   our cap.
 """
 
@@ -37,7 +40,8 @@ class ExaClient(HttpSearchClient):
             "query": query.text,
             "type": self.mode or "auto",
             "numResults": num_results,
-            "contents": {"text": {"maxCharacters": budget} if budget else True},
+            "contents": {"highlights": {"maxCharacters": budget}} if budget
+            else {"text": True},
         }
         if query.sites:
             body["includeDomains"] = list(query.sites)

@@ -5,13 +5,14 @@ Keenable's own SDK): https://github.com/keenableai/keenable-sdk (python/keenable
 https://docs.pipecat.ai/api-reference/server/services/knowledge-retrieval/keenable
 - Request: ``POST /v1/search`` with ``X-API-Key``; without a key ``POST /v1/search/public``
   (keyless, rate limited). ``X-Keenable-Title`` names the caller (the public tier requires it).
-  Body: ``query``, ``mode``, ``site`` (one domain), ``published_after`` / ``published_before``
-  (YYYY-MM-DD), ``snippet_max_length``. No result-count parameter: we cut to top-K.
+  Body: ``query``, ``mode``, ``max_results`` (1..50, per the SDK README on PyPI),
+  ``snippet_max_length`` (180..10000, the range the reference NEEDLE client clamps to).
 - Response mapped: ``results[].url``, ``.title``, ``.snippet`` (else ``.description``),
   ``.published_at``. These field names are not in a reference page (taken from SDK usage).
-- Operators: a single ``site:`` → ``site``; several are dropped (the field takes one domain);
-  ``after:``/``before:`` → ``published_after``/``published_before``.
-- Snippet budget: ``snippet_max_length``; the SDK documents no range, so 1..10000 is a guess.
+- Operators stay in the query text as ``site:<host>`` (one per site), ``published_after:`` and
+  ``published_before:`` tokens, the form the reference NEEDLE client (written by Keenable)
+  sends. The body's ``site`` field takes only one domain, so a query restricted to two sites
+  would silently lose its restriction there; an operators-only query still has text to send.
 - Pipecat's docs say ``realtime`` needs a key; keyless realtime requests may be refused (the
   refusal comes back as error data).
 """
@@ -31,20 +32,24 @@ from needle_lib.search.operators import ParsedQuery
 from needle_lib.search.types import SearchResult
 
 CALLER_TITLE = "needle"
+MAX_RESULTS = 50
 
 
 class KeenableClient(HttpSearchClient):
     default_base_url = "https://api.keenable.ai"
-    snippet_budget_range = (1, 10_000)
+    snippet_budget_range = (180, 10_000)
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        body: dict[str, Any] = {"query": query.text, "mode": self.mode or "pro"}
-        if len(query.sites) == 1:
-            body["site"] = query.sites[0]
+        terms = [query.text, *query.site_terms()]
         if query.after:
-            body["published_after"] = query.after.isoformat()
+            terms.append(f"published_after:{query.after.isoformat()}")
         if query.before:
-            body["published_before"] = query.before.isoformat()
+            terms.append(f"published_before:{query.before.isoformat()}")
+        body: dict[str, Any] = {
+            "query": " ".join(term for term in terms if term),
+            "mode": self.mode or "pro",
+            "max_results": min(num_results, MAX_RESULTS),
+        }
         budget = self.snippet_budget()
         if budget is not None:
             body["snippet_max_length"] = budget

@@ -3,7 +3,8 @@
 No public API reference page was found; this is a best documented guess from Octen's own
 clients: the ``octen`` Python SDK README on PyPI (https://pypi.org/project/octen/) and the
 official DeepSeek Harness plugin https://github.com/Octen-Team/dsh-octen (src/provider.ts).
-- Request: ``POST /search`` with ``x-api-key``. Body: ``query``, ``count`` (max 100),
+- Request: ``POST /search`` with ``x-api-key``. Body: ``query`` (at most 500 characters,
+  HTTP 400 above: longer text is cut at a word boundary), ``count`` (max 100),
   ``include_domains``, ``start_time`` / ``end_time`` (RFC 3339).
 - Response: an envelope ``{code, msg, data}``; ``code`` other than 0 is an API error.
   Mapped: ``data.results[].url``, ``.title``, ``.highlight``, ``.time_published``.
@@ -16,17 +17,22 @@ from __future__ import annotations
 from typing import Any
 
 from needle_lib.search.base import EngineError, EngineRequest, HttpSearchClient, make_result
+from needle_lib.search.limits import clip_query
 from needle_lib.search.operators import ParsedQuery
 from needle_lib.search.types import SearchResult
 
 MAX_COUNT = 100
+MAX_QUERY_CHARS = 500
 
 
 class OctenClient(HttpSearchClient):
     default_base_url = "https://api.octen.ai"
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        body: dict[str, Any] = {"query": query.text, "count": min(num_results, MAX_COUNT)}
+        body: dict[str, Any] = {
+            "query": clip_query(query.text, max_chars=MAX_QUERY_CHARS),
+            "count": min(num_results, MAX_COUNT),
+        }
         if query.sites:
             body["include_domains"] = list(query.sites)
         if query.after:

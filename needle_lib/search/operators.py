@@ -22,8 +22,8 @@ EPOCH = date(1970, 1, 1)
 class ParsedQuery:
     """The free text (quoted phrases kept, operators removed) and the operators found.
 
-    ``ignored`` keeps operator tokens whose value could not be parsed (``after:yesterday``):
-    they are dropped from ``text`` rather than sent as literal tokens.
+    A token that only looks like an operator (``site:gov``, ``after:yesterday``) stays in
+    ``text``: dropping it would silently search for something shorter than the user typed.
     """
 
     text: str
@@ -31,7 +31,6 @@ class ParsedQuery:
     after: date | None = None
     before: date | None = None
     phrases: tuple[str, ...] = ()
-    ignored: tuple[str, ...] = ()
 
     @property
     def has_dates(self) -> bool:
@@ -49,14 +48,23 @@ class ParsedQuery:
         high = self.before or datetime.now(UTC).date()
         return f"{low.isoformat()}to{high.isoformat()}"
 
+    @property
+    def is_empty(self) -> bool:
+        """Nothing to search for: no text and no operator."""
+        return not self.text and not self.sites and not self.has_dates
+
+    def site_terms(self) -> tuple[str, ...]:
+        """``site:<host>`` per site, for engines that read operators in the query text."""
+        return tuple(f"site:{site}" for site in self.sites)
+
+    def site_clause(self) -> str:
+        """The sites as one Google-syntax clause: ``site:a`` or ``(site:a OR site:b)``."""
+        clause = " OR ".join(self.site_terms())
+        return f"({clause})" if len(self.sites) > 1 else clause
+
     def text_with_sites(self) -> str:
         """The text with ``site:`` re-attached, for engines where Google syntax is native."""
-        if not self.sites:
-            return self.text
-        clause = " OR ".join(f"site:{site}" for site in self.sites)
-        if len(self.sites) > 1:
-            clause = f"({clause})"
-        return f"{self.text} {clause}".strip()
+        return f"{self.text} {self.site_clause()}".strip()
 
 
 def parse_query(query: str) -> ParsedQuery:
@@ -64,7 +72,6 @@ def parse_query(query: str) -> ParsedQuery:
     words: list[str] = []
     sites: list[str] = []
     phrases: list[str] = []
-    ignored: list[str] = []
     after: date | None = None
     before: date | None = None
     for token in _TOKEN.findall(query):
@@ -79,15 +86,16 @@ def parse_query(query: str) -> ParsedQuery:
             continue
         name, value = match.group(1).lower(), match.group(2)
         if name == "site":
-            site = value.lower().removeprefix("http://").removeprefix("https://").rstrip("/")
-            if site not in sites:
-                sites.append(site)
+            host = site_host(value)
+            if host is None:
+                words.append(token)
+            elif host not in sites:
+                sites.append(host)
             continue
         day = _iso_day(value)
         if day is None:
-            ignored.append(token)
-            continue
-        if name == "after":
+            words.append(token)
+        elif name == "after":
             after = day
         else:
             before = day
@@ -97,8 +105,19 @@ def parse_query(query: str) -> ParsedQuery:
         after=after,
         before=before,
         phrases=tuple(phrases),
-        ignored=tuple(ignored),
     )
+
+
+def site_host(value: str) -> str | None:
+    """The host a ``site:`` value names (``https://SEC.gov/cgi-bin/x`` → ``sec.gov``).
+
+    Domain filters take a host, so scheme, path, query and port are dropped; a value without
+    a dot (``site:gov``) is not a host and returns None.
+    """
+    host = value.lower().split("://", 1)[-1]
+    host = re.split(r"[/?#]", host, maxsplit=1)[0].rsplit("@", 1)[-1].split(":", 1)[0]
+    host = host.strip(".")
+    return host if "." in host else None
 
 
 def _iso_day(value: str) -> date | None:

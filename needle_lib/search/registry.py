@@ -1,24 +1,32 @@
-"""The engine registry: adding an engine is one module plus one ``EngineSpec`` entry here.
+"""The engine registry: the one place that knows every engine, built-in or from a config file.
 
-``make_engine`` resolves everything a client needs from the environment — the key, the base
-URL override ``NEEDLE_<ENGINE>_BASE_URL`` (so tests and proxies can point an engine at
-loopback) and env-tuned modes (``TAVILY_DEPTH``) — and raises ``MissingAPIKey`` for a required
-key that is unset, which callers turn into a SKIP naming the variable.
+Built-in engines are a module plus one ``EngineSpec`` entry here (``ENGINES``); config engines
+are ``configs/engines/<name>.toml`` files (``engine_config``). ``known_engines`` lists both,
+and ``make_engine`` builds either, resolving everything a client needs from the environment —
+the key, the base URL override ``NEEDLE_<ENGINE>_BASE_URL`` (so tests and proxies can point an
+engine at loopback) and env-tuned modes (``TAVILY_DEPTH``). A required key (or, for a config
+engine without ``base_url``, the base URL) that is unset raises ``MissingAPIKey``, which
+callers turn into a SKIP naming the variable.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 
 from needle_lib.net.retry import RetryPolicy, Sleep
+from needle_lib.paths import ENGINES_DIR, REPO_ROOT
 from needle_lib.search.base import HttpSearchClient
 from needle_lib.search.brave import BraveClient
 from needle_lib.search.ceramic import CeramicClient
+from needle_lib.search.configured import ConfigEngineClient
+from needle_lib.search.engine_config import EngineDefinition, load_engine_definition
 from needle_lib.search.exa import ExaClient
 from needle_lib.search.keenable import KeenableClient
 from needle_lib.search.octen import OctenClient
@@ -29,6 +37,7 @@ from needle_lib.search.serper import SerperClient
 from needle_lib.search.tavily import TavilyClient
 from needle_lib.search.types import MissingAPIKey, UnknownEngine
 from needle_lib.search.you import YouClient
+from needle_lib.tomlconf import ConfigError
 
 
 @dataclass(frozen=True)
@@ -36,14 +45,19 @@ class EngineSpec:
     """How to build one named engine; ``mode_env`` (if set and non-empty) overrides ``mode``."""
 
     name: str
-    client: type[HttpSearchClient]
-    key_env: str
+    client: Callable[..., HttpSearchClient]
+    #: The key's env var; None for an engine that takes no key.
+    key_env: str | None
     key_optional: bool = False
     mode: str | None = None
     mode_env: str | None = None
     #: Seconds per request: research-style engines (parallel, perplexity) think before they
     #: answer, and cutting them off at the common 30 s would report a working engine as down.
     timeout: float = 30.0
+    #: No default base URL (a self-hosted service): ``NEEDLE_<ENGINE>_BASE_URL`` must be set.
+    base_url_required: bool = False
+    #: "built-in", or the config file the engine comes from.
+    source: str = "built-in"
 
     @property
     def base_url_env(self) -> str:
@@ -73,7 +87,43 @@ _SPECS = (
     EngineSpec("you", YouClient, "YOU_API_KEY"),
 )
 
+#: The built-in engines; ``known_engines()`` adds the config-defined ones.
 ENGINES: dict[str, EngineSpec] = {spec.name: spec for spec in _SPECS}
+
+
+def config_spec(definition: EngineDefinition) -> EngineSpec:
+    """The registry entry for a config-defined engine."""
+    auth = definition.auth
+    try:
+        source = str(definition.source.resolve().relative_to(REPO_ROOT.resolve()))
+    except ValueError:
+        source = str(definition.source)
+    return EngineSpec(
+        name=definition.name,
+        client=functools.partial(ConfigEngineClient, definition=definition),
+        key_env=auth.key_env if auth else None,
+        key_optional=auth.optional if auth else False,
+        timeout=definition.timeout,
+        base_url_required=definition.base_url is None,
+        source=source,
+    )
+
+
+def known_engines(directory: Path | None = None) -> dict[str, EngineSpec]:
+    """Built-in engines, then every ``<directory>/*.toml`` engine (default ``configs/engines``).
+
+    A config engine named like a built-in one is an error: one name must mean one engine in
+    every run and report.
+    """
+    directory = ENGINES_DIR if directory is None else directory
+    engines = dict(ENGINES)
+    for path in sorted(directory.glob("*.toml")) if directory.is_dir() else ():
+        definition = load_engine_definition(path)
+        if definition.name in ENGINES:
+            raise ConfigError(f"{path}: engine {definition.name!r} is a built-in engine; "
+                              "rename the file")
+        engines[definition.name] = config_spec(definition)
+    return engines
 
 
 def make_engine(
@@ -85,24 +135,29 @@ def make_engine(
     sleep: Sleep = asyncio.sleep,
     client: httpx.AsyncClient | None = None,
     env: Mapping[str, str] | None = None,
+    engines: Mapping[str, EngineSpec] | None = None,
 ) -> HttpSearchClient:
     """Build the client for engine ``name`` from ``env`` (default: ``os.environ``).
 
-    ``timeout`` defaults to the engine's own (``EngineSpec.timeout``).
+    ``engines`` defaults to ``known_engines()``; ``timeout`` to the engine's own.
     Raises ``UnknownEngine`` (lists the known names) or ``MissingAPIKey(engine, env_var)``.
     """
-    spec = ENGINES.get(name)
+    engines = known_engines() if engines is None else engines
+    spec = engines.get(name)
     if spec is None:
-        raise UnknownEngine(name, list(ENGINES))
+        raise UnknownEngine(name, list(engines))
     env = os.environ if env is None else env
-    api_key = env.get(spec.key_env, "").strip() or None
-    if api_key is None and not spec.key_optional:
+    api_key = (env.get(spec.key_env, "").strip() or None) if spec.key_env else None
+    if spec.key_env and api_key is None and not spec.key_optional:
         raise MissingAPIKey(spec.name, spec.key_env)
+    base_url = env.get(spec.base_url_env, "").strip() or None
+    if base_url is None and spec.base_url_required:
+        raise MissingAPIKey(spec.name, spec.base_url_env)
     mode = (env.get(spec.mode_env, "").strip() if spec.mode_env else "") or spec.mode
     return spec.client(
         name=spec.name,
         api_key=api_key,
-        base_url=env.get(spec.base_url_env, "").strip() or None,
+        base_url=base_url,
         mode=mode,
         snippet_chars=snippet_chars,
         timeout=timeout or spec.timeout,

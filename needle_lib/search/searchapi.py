@@ -2,9 +2,14 @@
 
 Shape relied on: https://www.searchapi.io/docs/bing
 - Request: ``GET /api/v1/search`` with ``Authorization: Bearer <key>`` (keeps the key out of
-  the URL, unlike the ``api_key`` query parameter). Params: ``engine=bing``, ``q``, ``num``.
-- Response mapped: ``organic_results[].link``, ``.title``, ``.snippet``, ``.date``; a 200
-  body with an ``error`` field is an API error.
+  the URL, unlike the ``api_key`` query parameter). Params: ``engine=bing``, ``q``, ``num``
+  (at most 50, the API's maximum).
+- Response mapped: ``knowledge_graph.website`` and ``answer_box.link`` first when present
+  (see ``serp``), then ``organic_results[].link``, ``.title``, ``.snippet``, ``.date``.
+- A 200 body with an ``error`` field is an API error, except SearchApi's "Bing didn't return
+  any results" (wording taken from the reference NEEDLE client): that is an empty result. A
+  ``site:``-restricted or dated query that finds nothing is a legitimate answer, and scoring
+  it as an error would drop the query from the means instead of scoring the engine's miss.
 - Operators: ``site:`` stays in ``q`` (native Bing syntax); ``after:``/``before:`` are dropped —
   Bing has no absolute date-range operator to translate them to.
 - No snippet-length parameter: snippets are only capped client-side.
@@ -12,24 +17,33 @@ Shape relied on: https://www.searchapi.io/docs/bing
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from needle_lib.search.base import EngineRequest, HttpSearchClient, make_result, raise_api_error
+from needle_lib.search.base import EngineRequest, HttpSearchClient, raise_api_error
 from needle_lib.search.operators import ParsedQuery
+from needle_lib.search.serp import serp_results
 from needle_lib.search.types import SearchResult
+
+MAX_NUM = 50
+_NO_RESULTS = re.compile(r"(?i)(didn.t|did not) return any results")
 
 
 class SearchApiBingClient(HttpSearchClient):
     default_base_url = "https://www.searchapi.io"
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        params = {"engine": "bing", "q": query.text_with_sites(), "num": num_results}
+        params = {"engine": "bing", "q": query.text_with_sites(), "num": min(num_results, MAX_NUM)}
         headers = {"Authorization": f"Bearer {self._key()}"}
         return EngineRequest("GET", "/api/v1/search", params=params, headers=headers)
 
     def parse_results(self, payload: Any) -> list[SearchResult]:
+        if _NO_RESULTS.search(str(payload.get("error") or "")):
+            return []
         raise_api_error(payload, "error")
-        return [
-            make_result(r.get("link"), r.get("title"), r.get("snippet"), r.get("date"))
-            for r in payload.get("organic_results") or []
-        ]
+        return serp_results(
+            payload,
+            knowledge_graph="knowledge_graph",
+            answer_box="answer_box",
+            organic="organic_results",
+        )

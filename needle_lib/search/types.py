@@ -58,7 +58,8 @@ class UnknownEngine(ValueError):
 
 
 class MissingAPIKey(RuntimeError):
-    """A required key env var is unset: callers turn this into a SKIP that names the variable."""
+    """A required env var (an API key, or a self-hosted engine's base URL) is unset: callers
+    turn this into a SKIP that names the variable."""
 
     def __init__(self, engine: str, env_var: str) -> None:
         super().__init__(f"engine {engine!r} needs {env_var} to be set")

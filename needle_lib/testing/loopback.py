@@ -7,7 +7,8 @@ from abc import ABC, abstractmethod
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-Response = tuple[int, str, bytes]  # status, content type, body
+# status, content type, body[, extra headers such as Retry-After]
+Response = tuple[int, str, bytes] | tuple[int, str, bytes, dict[str, str]]
 
 
 class LoopbackServer(ABC):
@@ -40,11 +41,13 @@ class LoopbackServer(ABC):
         class Handler(BaseHTTPRequestHandler):
             def _serve(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
-                status, content_type, payload = server.handle(
+                status, content_type, payload, *extra = server.handle(
                     self.command, self.path, self.headers, body
                 )
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
+                for name, value in (extra[0] if extra else {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,13 +21,30 @@ from needle_lib.testing.loopback import LoopbackServer, Response
 
 Behaviour = Callable[[list[dict]], str]
 
+
+def _wrong(messages: list[dict]) -> str:
+    return "\n".join(f"x{i} = {i}" for i in range(20))
+
+
+def _mixed(messages: list[dict]) -> str:
+    """Perfect, a quarter, or wrong, chosen by the answer's hash: verdicts and scores that
+    vary by case but never by request order (concurrent and serial runs must agree)."""
+    answer = reference_answer(messages)
+    kind = zlib.crc32(answer.encode()) % 3
+    if kind == 0:
+        return answer
+    lines = answer.split("\n")
+    return "\n".join(lines[: len(lines) // 4]) if kind == 1 else _wrong(messages)
+
+
 BEHAVIOURS: dict[str, Behaviour] = {
     "perfect": reference_answer,
-    "wrong": lambda messages: "\n".join(f"x{i} = {i}" for i in range(20)),
+    "wrong": _wrong,
     "reindent": lambda messages: "\n".join(
         "  " + line.strip() if line.strip() else line
         for line in reference_answer(messages).split("\n")
     ),
+    "mixed": _mixed,
 }
 FAILURES = {
     "http500": (500, "application/json", b'{"error": {"message": "internal error"}}'),
@@ -45,26 +63,39 @@ class ServerStats:
     requests: int = 0
     max_tokens_seen: list[int] = field(default_factory=list)
     auth_headers: list[str] = field(default_factory=list)
+    #: Requests received and not yet answered (waiting for a slot included), and the most
+    #: seen at once: how many requests a client really had in flight.
+    in_flight: int = 0
+    max_in_flight: int = 0
+    #: ``time.monotonic()`` of the first request's arrival and of the last answer.
+    first_request_at: float | None = None
+    last_answer_at: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class FakeOpenAIServer(LoopbackServer):
-    """``with FakeOpenAIServer("perfect") as server: server.url``."""
+    """``with FakeOpenAIServer("perfect") as server: server.url``.
+
+    ``answer_first=N`` answers the first N requests perfectly before the behaviour starts:
+    a server that passes the preflight and then fails.
+    """
 
     def __init__(self, behaviour: str = "perfect", *, latency: float = 0.0,
-                 slots: int | None = None) -> None:
+                 slots: int | None = None, answer_first: int = 0) -> None:
         if behaviour not in BEHAVIOURS and behaviour not in FAILURES:
             raise ValueError(f"unknown behaviour {behaviour!r}")
         self.behaviour = behaviour
+        self.answer_first = answer_first
         self.latency = latency
         self.stats = ServerStats()
         self._slots = threading.Semaphore(slots) if slots else None
         super().__init__()
 
-    def _respond(self, body: dict[str, Any]) -> Response:
-        if self.behaviour in FAILURES:
-            return FAILURES[self.behaviour]
-        content = BEHAVIOURS[self.behaviour](body.get("messages", []))
+    def _respond(self, body: dict[str, Any], number: int) -> Response:
+        behaviour = "perfect" if number <= self.answer_first else self.behaviour
+        if behaviour in FAILURES:
+            return FAILURES[behaviour]
+        content = BEHAVIOURS[behaviour](body.get("messages", []))
         completion = {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
@@ -77,18 +108,29 @@ class FakeOpenAIServer(LoopbackServer):
 
     def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
         request = json.loads(body or b"{}")
-        with self.stats.lock:
-            self.stats.requests += 1
-            self.stats.max_tokens_seen.append(
+        stats = self.stats
+        with stats.lock:
+            stats.requests += 1
+            number = stats.requests
+            stats.max_tokens_seen.append(
                 request.get("max_tokens") or request.get("max_completion_tokens") or 0
             )
-            self.stats.auth_headers.append(headers.get("Authorization", ""))
-        if self._slots:
-            with self._slots:
+            stats.auth_headers.append(headers.get("Authorization", ""))
+            stats.in_flight += 1
+            stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
+            if stats.first_request_at is None:
+                stats.first_request_at = time.monotonic()
+        try:
+            if self._slots:
+                with self._slots:
+                    time.sleep(self.latency)
+            elif self.latency:
                 time.sleep(self.latency)
-        elif self.latency:
-            time.sleep(self.latency)
-        return self._respond(request)
+            return self._respond(request, number)
+        finally:
+            with stats.lock:
+                stats.in_flight -= 1
+                stats.last_answer_at = time.monotonic()
 
 
 def main() -> None:

@@ -1,9 +1,11 @@
-"""Loopback fakes for the search benchmarks: two engine APIs and a judge.
+"""Loopback fakes for the search benchmarks: three engine APIs and a judge.
 
-One real HTTP server answers Exa's ``POST /search``, Brave's ``GET /res/v1/web/search`` and an
-OpenAI-compatible ``/v1/chat/completions`` judge, each in its documented shape, with results
-and ratings derived deterministically from the query and URL. Point engines at it with
-``NEEDLE_EXA_BASE_URL`` / ``NEEDLE_BRAVE_BASE_URL`` and the judge with
+One real HTTP server answers Exa's ``POST /search``, Brave's ``GET /res/v1/web/search``,
+SearXNG's ``GET /search?format=json`` and an OpenAI-compatible ``/v1/chat/completions`` judge,
+each in its documented shape, with results and ratings derived deterministically from the
+query and URL. Exa and Brave answer 401 to any key but the one ``env()`` sets, like the real
+APIs do to a wrong key. Point engines at it with ``NEEDLE_EXA_BASE_URL`` /
+``NEEDLE_BRAVE_BASE_URL`` / ``NEEDLE_SEARXNG_BASE_URL`` and the judge with
 ``NEEDLE_JUDGE_BASE_URL``.
 
 Known-item tests script the answers instead: ``scripted[(engine, query)]`` is the list of
@@ -26,6 +28,7 @@ from urllib.parse import parse_qs, urlparse
 from needle_lib.testing.loopback import LoopbackServer, Response
 
 POOL = 8  # distinct URLs per query shared by the engines, so pooling and overlap matter
+KEYS = {"exa": ("x-api-key", "fake-exa-key"), "brave": ("X-Subscription-Token", "fake-brave-key")}
 
 
 def _digest(text: str) -> int:
@@ -63,8 +66,9 @@ class FakeSearchServer(LoopbackServer):
     def env(self) -> dict[str, str]:
         """Environment that routes exa, brave and the judge to this server."""
         return {
-            "NEEDLE_EXA_BASE_URL": self.url, "EXA_API_KEY": "fake-exa-key",
-            "NEEDLE_BRAVE_BASE_URL": self.url, "BRAVE_API_KEY": "fake-brave-key",
+            "NEEDLE_EXA_BASE_URL": self.url, "EXA_API_KEY": KEYS["exa"][1],
+            "NEEDLE_BRAVE_BASE_URL": self.url, "BRAVE_API_KEY": KEYS["brave"][1],
+            "NEEDLE_SEARXNG_BASE_URL": self.url,
             "NEEDLE_JUDGE_BASE_URL": self.url, "OPENROUTER_API_KEY": "fake-judge-key",
             "NEEDLE_JUDGE_MODEL": "fake-judge",
         }
@@ -91,6 +95,19 @@ class FakeSearchServer(LoopbackServer):
         return {"web": {"results": [{"url": u, "title": f"Brave: {u}",
                                      "description": f"snippet about {u}"} for u in urls]}}
 
+    def _searxng(self, params: dict[str, list[str]]) -> dict[str, Any]:
+        """SearXNG's JSON answer: one page of merged results (it takes no result count)."""
+        query = params["q"][0]
+        results = [{"url": u, "title": f"SearXNG: {u}", "content": f"snippet about {u}",
+                    "engine": "duckduckgo", "engines": ["duckduckgo", "brave"],
+                    "parsed_url": ["https", urlparse(u).netloc, urlparse(u).path, "", "", ""],
+                    "score": 1.0 / (rank + 1), "category": "general", "positions": [rank + 1],
+                    "publishedDate": None}
+                   for rank, u in enumerate(fake_urls(query, "searxng", POOL))]
+        return {"query": query, "number_of_results": 0, "results": results, "answers": [],
+                "corrections": [], "infoboxes": [], "suggestions": [],
+                "unresponsive_engines": []}
+
     def _judge(self, body: dict[str, Any]) -> dict[str, Any] | int:
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
         if "Expected answer:" in prompt:  # the known-item answer judge
@@ -109,16 +126,32 @@ class FakeSearchServer(LoopbackServer):
 
     def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
         parsed = urlparse(path)
-        if method == "GET":
-            what, payload = "brave", self._brave(parse_qs(parsed.query))
+        params = parse_qs(parsed.query)
+        if method == "GET" and parsed.path == "/search":
+            what = "searxng"
+        elif method == "GET":
+            what = "brave"
         elif parsed.path.endswith("/chat/completions"):
-            what, payload = "judge", self._judge(json.loads(body))
+            what = "judge"
         else:
-            what, payload = "exa", self._exa(json.loads(body))
+            what = "exa"
         with self._lock:
             self.requests[what] += 1
             if what != "judge":
                 self.engine_times.append(time.monotonic())
+        if what in KEYS and headers.get(KEYS[what][0]) != KEYS[what][1]:
+            return 401, "application/json", json.dumps({"error": "invalid api key"}).encode()
+        if what == "searxng" and params.get("format") != ["json"]:
+            # SearXNG serves its HTML page unless a JSON request names the format
+            return 200, "text/html", b"<!DOCTYPE html><html><body>searxng</body></html>"
+        if what == "searxng":
+            payload = self._searxng(params)
+        elif what == "brave":
+            payload = self._brave(params)
+        elif what == "judge":
+            payload = self._judge(json.loads(body))
+        else:
+            payload = self._exa(json.loads(body))
         if isinstance(payload, int):
             return payload, "application/json", b'{"error": "scripted failure"}'
         return 200, "application/json", json.dumps(payload).encode()

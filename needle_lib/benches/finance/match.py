@@ -26,11 +26,11 @@ import re
 import string
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from needle_lib.benches.finance.fields import FIELD_TYPES, LEGAL_SUFFIXES, field_spec
 from needle_lib.benches.known_item import Match
+from needle_lib.net.domains import registrable_domain
 
 MONEY_TOLERANCE = 0.02
 BAND_TOLERANCE = 0.15
@@ -204,27 +204,14 @@ def _country(gold: FinanceGold, text: str, norm: str, url: str) -> str | None:
     return None
 
 
-@cache
-def _extractor() -> Any:
-    import tldextract
-
-    # The suffix list bundled with the package: no download, same answer offline and in CI.
-    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
-
-
-def registrable_domain(url_or_host: str) -> str:
-    """``https://www.bbc.co.uk/news`` → ``bbc.co.uk``; the host when no public suffix fits."""
-    parts = _extractor()(url_or_host.strip().lower())
-    return parts.top_domain_under_public_suffix or parts.fqdn
-
-
 def _domain(gold: FinanceGold, text: str, norm: str, url: str) -> str | None:
     lowered = text.lower()
     for form in gold.forms:
         domain = str(form).strip().lower()
         if "." not in domain:
             continue
-        if url and registrable_domain(url) == registrable_domain(domain):
+        gold_domain = registrable_domain(domain)
+        if url and gold_domain and registrable_domain(url) == gold_domain:
             return domain
         if re.search(rf"(?<![a-z0-9-]){re.escape(domain)}(?![a-z0-9-])", lowered):
             return domain

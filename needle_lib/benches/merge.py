@@ -1,0 +1,71 @@
+"""Merge search run reports of one run split over machines (by queries or by engines).
+
+A part may also be a killed run's journal (``*.partial.jsonl``): merging it alone turns
+what was collected into a report.
+
+Pooled figures (nDCG's ideal ranking, ``ultimate``, overlap, system-specific misses) depend
+on every engine's answers to a query, so they are recomputed from the parts' raw cases,
+never averaged. Parts must share the setup (bench, query file, top-K, snippet budget, judge,
+sampling); their engine lists may differ, so a run can be split by engine. A (query,
+engine) case present in two parts is refused; cases no part holds are reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from needle_lib.benches.runfiles import assemble_report
+from needle_lib.recall.merge import Merged, MergeError, Part, differences
+
+#: Header fields that may differ between parts of one run.
+_PER_MACHINE = frozenset({"engines", "expected_cases", "package", "started_at"})
+
+
+def _setup(header: dict[str, Any]) -> dict[str, Any]:
+    shared = {k: v for k, v in header.items() if k not in _PER_MACHINE}
+    shared["queries"] = {k: v for k, v in (header.get("queries") or {}).items() if k != "path"}
+    return shared
+
+
+def _header(part: Part) -> dict[str, Any]:
+    header = part.dump.get("header")
+    if not isinstance(header, dict) or not isinstance(part.dump.get("cases"), list):
+        raise MergeError(f"{part.path}: a search report without 'header' and 'cases' "
+                         "(written by an older Needle?) cannot be merged")
+    return header
+
+
+def merge_search(parts: list[Part]) -> Merged:
+    """One report from ``parts``; MergeError when they are not parts of one run."""
+    headers = [_header(part) for part in parts]
+    for part, header in zip(parts[1:], headers[1:], strict=True):
+        diffs = differences(_setup(headers[0]), _setup(header))
+        if diffs:
+            lines = [f"{name}: {a!r} ({parts[0].path.name}) vs {b!r} ({part.path.name})"
+                     for name, a, b in diffs]
+            raise MergeError(f"{part.path} comes from a different setup than "
+                             f"{parts[0].path}; refusing to mix:\n  " + "\n  ".join(lines))
+    engines = list(dict.fromkeys(e for header in headers for e in header["engines"]))
+    owner: dict[tuple[str, str], str] = {}
+    cases = []
+    for part in parts:
+        for case in part.dump["cases"]:
+            key = (case["query_id"], case["engine"])
+            if key in owner:
+                raise MergeError(f"case {key[0]} on {key[1]} is in both {owner[key]} and "
+                                 f"{part.path.name} (overlapping parts?)")
+            owner[key] = part.path.name
+            cases.append(case)
+    count = headers[0]["queries"]["count"]
+    header = {**headers[0], "engines": engines, "expected_cases": count * len(engines)}
+    starts = [h["started_at"] for h in headers if h.get("started_at")]
+    if starts:  # the run started when its first part did (`needle publish` keys runs on it)
+        header["started_at"] = min(starts)
+    report = assemble_report(header, cases)
+    missing = []
+    for engine in engines:
+        have = sum(1 for c in cases if c["engine"] == engine)
+        if have < count:
+            missing.append(f"{engine}: {count - have} of {count} queries in no part")
+    return Merged(report, missing, f"{len(cases)} of {header['expected_cases']} cases "
+                                   f"({header['bench']}, {len(engines)} engines)")

@@ -1,0 +1,89 @@
+"""`needle merge PART… --out DUMP`: join the dumps of one run split over machines.
+
+Parts are merged by kind, each kind by its own merger, because what "merging" means
+differs: recall parts are unions of independent cases, while a search report's pooled
+metrics (nDCG's ideal ranking, overlap) must be recomputed over every engine's results,
+never averaged. A kind without a merger is refused with a clear message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from needle_lib.benches.merge import merge_search
+from needle_lib.benches.runfiles import JOURNAL_SUFFIX, read_run
+from needle_lib.jsonio import read_json, write_json_atomic
+from needle_lib.recall.merge import Merged, MergeError, Part, merge_recall
+from needle_lib.tomlconf import ConfigError
+
+Merger = Callable[[list[Part]], Merged]
+
+#: Dump kind → merger.
+MERGERS: dict[str, Merger] = {"recall": merge_recall, "search": merge_search}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "merge", help="merge dump parts of one run (--shard-by case) or search reports "
+                      "(split by queries or engines; a killed run's .partial.jsonl) into one")
+    parser.add_argument("parts", type=Path, nargs="+", metavar="PART",
+                        help="dump parts, e.g. results/parts/jquery__m.shard-*.json")
+    parser.add_argument("--out", type=Path, required=True, metavar="DUMP",
+                        help="where the merged dump goes (e.g. results/jquery__m.json)")
+    parser.set_defaults(func=run)
+
+
+def kind_of(dump: Any) -> str:
+    """``recall`` for recall dumps, ``search`` for search run reports."""
+    if not isinstance(dump, dict):
+        return "unknown"
+    if dump.get("benchmark") == "recall":
+        return "recall"
+    return "search" if "engines" in dump else "unknown"
+
+
+def _read(path: Path) -> Part:
+    if path.name.endswith(JOURNAL_SUFFIX):  # an interrupted search run's case log
+        try:
+            header, cases = read_run(path)
+        except ConfigError as exc:
+            raise MergeError(str(exc)) from None
+        return Part(path, {"header": header, "cases": cases, "engines": header["engines"]})
+    try:
+        return Part(path, read_json(path))
+    except (OSError, ValueError) as exc:
+        raise MergeError(f"{path}: cannot read a dump: {exc}") from None
+
+
+def merge_parts(paths: list[Path]) -> Merged:
+    parts = [_read(path) for path in paths]
+    kinds = {kind_of(part.dump) for part in parts}
+    if len(kinds) > 1:
+        raise MergeError("parts of different kinds: " + ", ".join(
+            f"{part.path.name} is {kind_of(part.dump)}" for part in parts))
+    (kind,) = kinds
+    if kind in MERGERS:
+        return MERGERS[kind](parts)
+    raise MergeError(f"{parts[0].path}: not a Needle recall dump or search report")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        merged = merge_parts(args.parts)
+    except MergeError as exc:
+        print(f"needle merge: {exc}", file=sys.stderr)
+        return 2
+    write_json_atomic(args.out, merged.dump, indent=1)
+    print(f"merged {len(args.parts)} part(s) → {args.out}: {merged.summary}")
+    for line in merged.missing:
+        print(f"needle merge: missing: {line}", file=sys.stderr)
+    if merged.missing:
+        hint = (merged.resume_hint or "").replace("OUT", str(args.out))
+        print("needle merge: the merged dump is incomplete" +
+              (f"; ask for the missing cases with: {hint}" if hint else ""), file=sys.stderr)
+        return 1
+    return 0

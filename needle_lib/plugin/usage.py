@@ -1,0 +1,42 @@
+"""Usage errors before the run starts: one ``ERROR:`` line naming the file and key, exit 4.
+
+Plans are built lazily during collection, where pytest reports an exception as a collection
+error wrapped in pluggy's frames. The controller builds them at session start instead, for
+what the command line selects, so a broken config, an unknown engine or a malformed query
+file stops the run before any worker starts or any request is sent. Building them costs
+tens of milliseconds (parsed corpora come from the on-disk cache) and, without xdist, the
+collection reuses them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from needle_lib.plugin.distribution import require_grouping
+from needle_lib.plugin.reports import EVALS_DIR
+from needle_lib.plugin.resume import check_resume
+from needle_lib.plugin.session import recall_plan, search_plan, selected_paths
+
+RECALL_MODULE = EVALS_DIR / "test_recall.py"
+
+
+def _selects(config: pytest.Config, module: Path) -> bool:
+    """Whether the command line names ``module`` or a directory holding it."""
+    module = module.resolve()
+    return any(path == module or path in module.parents for path in selected_paths(config))
+
+
+def validate_run(config: pytest.Config) -> None:
+    """Build what collection will need and check option combinations; raises UsageError."""
+    searching = bool(config.getoption("queries") or config.getoption("engines"))
+    if searching:
+        search_plan(config)
+    if not _selects(config, RECALL_MODULE):
+        return
+    plan = recall_plan(config)
+    check_resume(config, plan)
+    concurrent = [m.key for m in plan.models if m.concurrency > 1]
+    if concurrent and getattr(config.option, "dist", "no") != "no":
+        require_grouping(config, f"concurrency > 1 (model {concurrent[0]})")

@@ -1,0 +1,222 @@
+"""Engines defined by a file, ``configs/engines/<name>.toml``, instead of a module.
+
+Why: a user evaluating their own search stack (Elasticsearch or OpenSearch behind an API,
+Vespa, a RAG retriever) or a self-hosted SearXNG should be able to add it without writing
+code. A file says how to call the API (method, URL, auth), where the query, result count,
+snippet budget and operators go, and where the results and their fields are in the JSON.
+
+Validation is strict, like every Needle config: an unknown key, a missing required key or a
+wrong type is an error naming the file and the key, so a typo never silently becomes a
+default that sends something else.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, time
+from pathlib import Path
+from typing import Any
+
+from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
+
+NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+METHODS = ("GET", "POST")
+#: Where an operator goes: kept in the query text (Google syntax), dropped, or a field.
+PLACEMENTS = ("query", "drop", "field")
+OPERATORS = ("site", "after", "before")
+
+TOP_SCHEMA = {
+    "description": Key((str,)),
+    "method": Key((str,), True),
+    "base_url": Key((str,)),
+    "path": Key((str,), True),
+    "timeout": Key((float,)),
+    "auth": Key((dict,)),
+    "request": Key((dict,), True),
+    "response": Key((dict,), True),
+}
+AUTH_SCHEMA = {
+    "header": Key((str,), True),
+    "key_env": Key((str,), True),
+    "prefix": Key((str,)),
+    "optional": Key((bool,)),
+}
+REQUEST_SCHEMA = {
+    "query": Key((str,), True),
+    "count": Key((str,)),
+    "max_count": Key((int,)),
+    "max_query_words": Key((int,)),
+    "max_query_chars": Key((int,)),
+    "snippet_chars": Key((str,)),
+    "snippet_chars_range": Key((list,)),
+    "date_format": Key((str,)),
+    **{name: Key((str,)) for name in OPERATORS},
+    **{f"{name}_field": Key((str,)) for name in OPERATORS},
+    "fixed": Key((dict,)),
+    "headers": Key((dict,)),
+}
+RESPONSE_SCHEMA = {
+    "results": Key((str,), True),
+    "url": Key((str,), True),
+    "title": Key((str,)),
+    "snippet": Key((str,)),
+    "date": Key((str,)),
+    "error": Key((str,)),
+}
+
+
+@dataclass(frozen=True)
+class Auth:
+    """The key goes in ``header`` as ``prefix + key``; ``optional`` keys allow keyless calls."""
+
+    header: str
+    key_env: str
+    prefix: str = ""
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one operator goes: ``query``, ``drop``, or ``field`` (then ``name`` is set)."""
+
+    how: str = "drop"
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class EngineDefinition:
+    """One config-defined engine. Field names are dotted paths into a JSON body for POST
+    (``advanced_settings.max_results``) and literal parameter names for GET."""
+
+    name: str
+    source: Path
+    method: str
+    path: str
+    query_field: str
+    results: str
+    url_field: str
+    base_url: str | None = None
+    description: str = ""
+    timeout: float = 30.0
+    auth: Auth | None = None
+    count_field: str | None = None
+    max_count: int | None = None
+    max_query_words: int | None = None
+    max_query_chars: int | None = None
+    snippet_field: str | None = None
+    snippet_range: tuple[int, int] | None = None
+    date_format: str = "%Y-%m-%d"
+    site: Placement = field(default_factory=Placement)
+    after: Placement = field(default_factory=Placement)
+    before: Placement = field(default_factory=Placement)
+    fixed: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    title_field: str | None = None
+    snippet_field_path: str | None = None
+    date_field: str | None = None
+    error_field: str | None = None
+
+
+def load_engine_definition(path: Path) -> EngineDefinition:
+    """Load and validate one ``configs/engines/<name>.toml``; errors name the file and key."""
+    name = path.stem
+    if not NAME.match(name):
+        raise ConfigError(f"{path}: engine name {name!r} (the file name) must be lowercase "
+                          "letters, digits and dashes")
+    data = check_section(load_toml(path), TOP_SCHEMA, path=path)
+    request = check_section(data["request"], REQUEST_SCHEMA, path=path, section="request")
+    response = check_section(data["response"], RESPONSE_SCHEMA, path=path, section="response")
+    auth = _auth(data.get("auth"), path)
+    method = data["method"].upper()
+    if method not in METHODS:
+        raise ConfigError(f"{path}: key 'method' must be GET or POST, got {data['method']!r}")
+    if not data["path"].startswith("/"):
+        raise ConfigError(f"{path}: key 'path' must start with '/', got {data['path']!r}")
+    base_url = data.get("base_url")
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise ConfigError(f"{path}: key 'base_url' must start with http:// or https://")
+    timeout = float(data.get("timeout", 30.0))
+    if timeout <= 0:
+        raise ConfigError(f"{path}: key 'timeout' must be > 0 seconds")
+    for key in ("max_count", "max_query_words", "max_query_chars"):
+        if key in request and request[key] < 1:
+            raise ConfigError(f"{path}: [request] key {key!r} must be at least 1")
+    return EngineDefinition(
+        name=name,
+        source=path,
+        method=method,
+        path=data["path"],
+        base_url=base_url.rstrip("/") if base_url else None,
+        description=data.get("description", ""),
+        timeout=timeout,
+        auth=auth,
+        query_field=request["query"],
+        count_field=request.get("count"),
+        max_count=request.get("max_count"),
+        max_query_words=request.get("max_query_words"),
+        max_query_chars=request.get("max_query_chars"),
+        snippet_field=request.get("snippet_chars"),
+        snippet_range=_range(request.get("snippet_chars_range"), path),
+        date_format=request.get("date_format", "%Y-%m-%d"),
+        site=_placement(request, "site", path),
+        after=_placement(request, "after", path),
+        before=_placement(request, "before", path),
+        fixed=_fixed(request.get("fixed", {}), path),
+        headers=_headers(request.get("headers", {}), path),
+        results=response["results"],
+        url_field=response["url"],
+        title_field=response.get("title"),
+        snippet_field_path=response.get("snippet"),
+        date_field=response.get("date"),
+        error_field=response.get("error"),
+    )
+
+
+def _auth(data: Any, path: Path) -> Auth | None:
+    if data is None:
+        return None
+    auth = check_section(data, AUTH_SCHEMA, path=path, section="auth")
+    return Auth(auth["header"], auth["key_env"], auth.get("prefix", ""),
+                auth.get("optional", False))
+
+
+def _placement(request: dict[str, Any], operator: str, path: Path) -> Placement:
+    how = request.get(operator, "drop")
+    name = request.get(f"{operator}_field")
+    if how not in PLACEMENTS:
+        raise ConfigError(f"{path}: [request] key {operator!r} must be one of "
+                          f"{', '.join(PLACEMENTS)}, got {how!r}")
+    if (how == "field") != (name is not None):
+        raise ConfigError(f"{path}: [request] key '{operator}_field' is required when "
+                          f"{operator} = \"field\" and not allowed otherwise")
+    return Placement(how, name)
+
+
+def _range(value: list[Any] | None, path: Path) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    ok = (len(value) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+          and 1 <= value[0] <= value[1])
+    if not ok:
+        raise ConfigError(f"{path}: [request] key 'snippet_chars_range' must be [min, max] "
+                          f"with 1 <= min <= max, got {value!r}")
+    return value[0], value[1]
+
+
+def _fixed(values: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Constant fields; TOML dates have no JSON form, so they are refused by name."""
+    for key, value in values.items():
+        if isinstance(value, date | datetime | time):
+            raise ConfigError(f"{path}: [request.fixed] key {key!r}: write the date as a string")
+        if isinstance(value, dict):
+            _fixed(value, path)
+    return values
+
+
+def _headers(values: dict[str, Any], path: Path) -> dict[str, str]:
+    for key, value in values.items():
+        if not isinstance(value, str):
+            raise ConfigError(f"{path}: [request.headers] key {key!r} must be str, got "
+                              f"{type(value).__name__} {value!r}")
+    return values

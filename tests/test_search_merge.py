@@ -1,0 +1,96 @@
+"""`needle merge` on search reports: parts split by engine or by query recompute the pooled
+figures exactly as one run would; other setups, overlaps and gaps are named; a killed run's
+journal becomes a report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from needle_lib.benches.runfiles import Journal, assemble_report, finish_run, journal_path
+from needle_lib.cli import main
+
+ENGINES = ["exa", "brave"]
+
+
+def header(engines=ENGINES, **extra):
+    return {"bench": "finance", "kind": "known_item",
+            "queries": {"path": "/a/gold.jsonl", "sha256": "abc", "count": 3},
+            "engines": engines, "num_results": 3, "snippet_chars": 2000, "judged": False,
+            "judge": None, "sampling": {"sample": None, "seed": 0, "limit": None},
+            "package": {"version": "0.1.0"}, "expected_cases": 3 * len(engines), **extra}
+
+
+def case(qid, engine, hit):
+    return {"query_id": qid, "query": f"q {qid}", "engine": engine, "gold": {},
+            "groups": {"field": "ceo"}, "hit_rank": hit, "det_rank": hit, "judged": 0,
+            "judge_errors": 0, "search_error": None, "latency_s": 0.1, "retries": 0,
+            "outcome": "passed" if hit else "failed",
+            "results": [{"url": f"https://{engine}.example/{qid}", "title": "t", "snippet": "",
+                         "det_match": bool(hit), "judge_match": None}]}
+
+
+CASES = [case("q1", "exa", 1), case("q1", "brave", None), case("q2", "exa", None),
+         case("q2", "brave", 1), case("q3", "exa", None), case("q3", "brave", None)]
+
+
+def write(path, head, cases):
+    finish_run(path, head, cases)
+    return path
+
+
+def merged(tmp_path, *parts, expect=0):
+    out = tmp_path / "merged.json"
+    assert main(["merge", *map(str, parts), "--out", str(out)]) == expect
+    return json.loads(out.read_text())
+
+
+def test_parts_split_by_engine_merge_into_the_single_run_report(tmp_path):
+    exa = write(tmp_path / "exa.json", header(["exa"]), [c for c in CASES if c["engine"] == "exa"])
+    brave = write(tmp_path / "brave.json", header(["brave"]),
+                  [c for c in CASES if c["engine"] == "brave"])
+    report = merged(tmp_path, exa, brave)
+    whole = assemble_report(header(), CASES)
+    assert report["engines"] == whole["engines"]
+    assert report["engines"]["exa"]["misses_system_specific"] == 1  # q2: only brave hit
+    assert report["engines"]["ultimate"]["recall_at_k"] == pytest.approx(2 / 3)
+    assert report["complete"] is True and report["header"]["engines"] == ENGINES
+
+
+def test_parts_split_by_query_merge_too(tmp_path, capsys):
+    a = write(tmp_path / "a.json", header(), CASES[:4])
+    b = write(tmp_path / "b.json", header(), CASES[4:])
+    assert merged(tmp_path, a, b)["engines"] == assemble_report(header(), CASES)["engines"]
+    assert "6 of 6 cases (finance, 2 engines)" in capsys.readouterr().out
+
+
+def test_missing_cases_are_named_and_exit_1(tmp_path, capsys):
+    a = write(tmp_path / "a.json", header(), CASES[:4])
+    report = merged(tmp_path, a, expect=1)
+    assert report["complete"] is False
+    err = capsys.readouterr().err
+    assert "missing: exa: 1 of 3 queries in no part" in err
+
+
+def test_other_setups_and_overlaps_are_refused(tmp_path, capsys):
+    a = write(tmp_path / "a.json", header(), CASES[:4])
+    other = write(tmp_path / "other.json", header(num_results=10), CASES[4:])
+    assert main(["merge", str(a), str(other), "--out", str(tmp_path / "m.json")]) == 2
+    assert "num_results: 3 (a.json) vs 10 (other.json)" in capsys.readouterr().err
+    twice = write(tmp_path / "twice.json", header(), CASES[3:])
+    assert main(["merge", str(a), str(twice), "--out", str(tmp_path / "m.json")]) == 2
+    assert "case q2 on brave is in both a.json and twice.json" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_a_killed_runs_journal_becomes_a_report(tmp_path):
+    journal = Journal(journal_path(tmp_path / "run.json"), header())
+    for c in CASES[:5]:
+        journal.append(c)
+    journal.close(remove=False)
+    with journal.path.open("a") as fh:
+        fh.write('{"case": {"query_id": "q3", "eng')  # the case in flight when killed
+    report = merged(tmp_path, journal.path, expect=1)
+    assert report["engines"]["exa"]["num_scored"] == 3
+    assert report["engines"]["brave"]["num_scored"] == 2
