@@ -22,15 +22,6 @@ engines=${ENGINES:-keenable,exa}
 workers=${PYTEST_WORKERS:-4}
 mkdir -p "$out/gold"
 
-# Write a generated file in place only once it is complete: a failed generation keeps
-# nothing half-written.
-generate() {
-  local target=$1
-  shift
-  "$@" --out "$target.tmp"
-  mv "$target.tmp" "$target"
-}
-
 # A daily bench's gold: the kept file when REUSE_GOLD=true and it exists, else fresh.
 daily_gold() {
   local file=$1
@@ -38,7 +29,7 @@ daily_gold() {
   if [ "${REUSE_GOLD:-false}" = true ] && [ -s "$data/gold/$file" ]; then
     cp "$data/gold/$file" "$out/gold/$file"
   else
-    generate "$out/gold/$file" "$@"
+    "$@" --out "$out/gold/$file"  # generators write atomically: no half gold file
   fi
   queries=$out/gold/$file
 }
@@ -46,12 +37,12 @@ daily_gold() {
 extra=()
 case $bench in
   news)
-    generate "$out/news.jsonl" needle news generate --source rss
+    needle news generate --source rss --out "$out/news.jsonl"
     queries=$out/news.jsonl
     extra=(--limit 20)
     ;;
   agentic_rare)
-    generate "$out/agentic_rare.jsonl" needle agentic-rare generate --limit 100
+    needle agentic-rare generate --limit 100 --out "$out/agentic_rare.jsonl"
     queries=$out/agentic_rare.jsonl
     ;;
   finance)

@@ -16,8 +16,8 @@ if [ $# -lt 1 ]; then
   exit 2
 fi
 cron=$1
-data=${2:-../needle-data}
 cd "$(dirname "$0")/.."
+data=$(realpath -m "${2:-../needle-data}")
 mkdir -p "$data/gold" "$data/history"
 out=$(mktemp -d "${TMPDIR:-/tmp}/needle-run.XXXXXX")
 trap 'rm -rf "$out"' EXIT
