@@ -17,12 +17,16 @@ def write_json_atomic(path: Path, data: Any, *, indent: int | None = None) -> No
     are rewritten after every case, and the pure-Python indenting encoder made that
     rewrite the largest per-case cost of a run.
     """
+    write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=indent) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """``write_json_atomic`` for text already serialised (e.g. JSON Lines)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(data, ensure_ascii=False, indent=indent))
-            fh.write("\n")
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -18,7 +18,7 @@ from needle_lib.benches.runfiles import assemble_report
 from needle_lib.recall.merge import Merged, MergeError, Part, differences
 
 #: Header fields that may differ between parts of one run.
-_PER_MACHINE = frozenset({"engines", "expected_cases", "package"})
+_PER_MACHINE = frozenset({"engines", "expected_cases", "package", "started_at"})
 
 
 def _setup(header: dict[str, Any]) -> dict[str, Any]:
@@ -58,6 +58,9 @@ def merge_search(parts: list[Part]) -> Merged:
             cases.append(case)
     count = headers[0]["queries"]["count"]
     header = {**headers[0], "engines": engines, "expected_cases": count * len(engines)}
+    starts = [h["started_at"] for h in headers if h.get("started_at")]
+    if starts:  # the run started when its first part did (`needle publish` keys runs on it)
+        header["started_at"] = min(starts)
     report = assemble_report(header, cases)
     missing = []
     for engine in engines:

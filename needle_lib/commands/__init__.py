@@ -19,4 +19,6 @@ COMMAND_MODULES: list[str] = [
     "needle_lib.commands.news",
     "needle_lib.commands.agentic_rare",
     "needle_lib.commands.scholar",
+    "needle_lib.commands.publish",
+    "needle_lib.commands.schedule",
 ]

@@ -1,4 +1,9 @@
-"""`needle dashboard`: Plotly pages from every recall dump in a results directory."""
+"""`needle dashboard`: offline Plotly pages from recall dumps and search runs.
+
+Recall pages come from the dumps in ``--results``; search pages from a history directory
+(``--site``, written by ``needle publish``), from reports named with ``--report``, or, by
+default, from the reports under ``<results>/search``.
+"""
 
 from __future__ import annotations
 
@@ -6,28 +11,67 @@ import argparse
 import sys
 from pathlib import Path
 
+from needle_lib.continuous.runs import PublishedRun, ReportError, load_run
+from needle_lib.continuous.store import Site
 from needle_lib.dashboard.build import build_dashboard
+from needle_lib.dashboard.search_pages import SearchHistory
 from needle_lib.paths import RESULTS_DIR
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("dashboard", help="build offline HTML dashboards from recall dumps")
-    parser.add_argument("--results", type=Path, default=RESULTS_DIR,
-                        help="directory of dumps (default: results/)")
+    parser = sub.add_parser("dashboard",
+                            help="build offline HTML dashboards from recall dumps and search runs")
+    parser.add_argument("--results", type=Path, default=None,
+                        help="directory of recall dumps (default: results/, unless --site or "
+                             "--report is given)")
+    parser.add_argument("--site", type=Path, default=None, metavar="DIR",
+                        help="search history directory written by `needle publish`")
+    parser.add_argument("--report", type=Path, action="append", default=[], metavar="REPORT",
+                        help="a search run report to chart (repeatable)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="output directory (default: <results>/dashboard)")
+                        help="output directory (default: <site>/dashboard or "
+                             "<results>/dashboard)")
     parser.set_defaults(func=run)
 
 
+def _default_search(results: Path, notes: list[str]) -> SearchHistory | None:
+    """The reports under ``results/search``; unreadable ones are left out with a note."""
+    runs: list[PublishedRun] = []
+    for path in sorted((results / "search").glob("*.json")):
+        try:
+            runs.append(load_run(path))
+        except ReportError as exc:
+            notes.append(f"search report left out: {exc}")
+    return SearchHistory(Site.of_runs(runs), f"{len(runs)} report(s) in "
+                         f"{results / 'search'}") if runs else None
+
+
 def run(args: argparse.Namespace) -> int:
-    if not args.results.is_dir():
-        print(f"needle dashboard: {args.results} is not a directory", file=sys.stderr)
+    notes: list[str] = []
+    results = args.results
+    if args.site is not None:
+        if not args.site.is_dir():
+            print(f"needle dashboard: {args.site} is not a directory", file=sys.stderr)
+            return 2
+        search: SearchHistory | None = SearchHistory(Site.load(args.site), str(args.site))
+    elif args.report:
+        runs = [load_run(path) for path in args.report]
+        search = SearchHistory(Site.of_runs(runs), ", ".join(p.name for p in args.report))
+    else:
+        results = results or RESULTS_DIR
+        search = None
+    if results is not None and not results.is_dir():
+        print(f"needle dashboard: {results} is not a directory", file=sys.stderr)
         return 2
-    out = args.out or args.results / "dashboard"
-    report = build_dashboard(args.results, out)
-    for note in report.notes:
+    if search is None and results is not None:
+        search = _default_search(results, notes)
+    out = args.out or (args.site / "dashboard" if args.site else (results or RESULTS_DIR)
+                       / "dashboard")
+    report = build_dashboard(results, out, search=search)
+    for note in [*notes, *report.notes]:
         print(f"note: {note}")
-    runs = sum(len(s.runs) for s in report.sections)
-    print(f"dashboard: {runs} run(s) in {len(report.sections)} cohort(s), "
-          f"{len(report.pages)} page(s) → {report.index}")
+    runs_count = sum(len(s.runs) for s in report.sections)
+    benches = len(search.site.latest) if search else 0
+    print(f"dashboard: {runs_count} recall run(s) in {len(report.sections)} cohort(s), "
+          f"{benches} search bench(es), {len(report.pages)} page(s) → {report.index}")
     return 0

@@ -18,7 +18,8 @@ import plotly.graph_objects as go
 from needle_lib.dashboard import charts, site
 from needle_lib.dashboard.paired import ComparisonError, compare_runs, one_knob_pairs
 from needle_lib.dashboard.positions import DEFAULT_MANIFEST, NovelSize, load_manifest
-from needle_lib.dashboard.runs import Cohort, Run, scan_results
+from needle_lib.dashboard.runs import Cohort, Run, Scan, scan_results
+from needle_lib.dashboard.search_pages import SearchHistory, write_search_pages
 from needle_lib.metrics.bootstrap import Interval
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.score import SCORER_VERSION
@@ -200,9 +201,11 @@ def _index_body(found: list[Section], depth: dict[str, tuple[str, str]],
     return "\n".join(body)
 
 
-def build_dashboard(results: Path, out: Path, *, manifest: Path = DEFAULT_MANIFEST) -> BuildReport:
-    """Read every dump in ``results`` and write the dashboard under ``out``."""
-    scan = scan_results(results)
+def build_dashboard(results: Path | None, out: Path, *, manifest: Path = DEFAULT_MANIFEST,
+                    search: SearchHistory | None = None) -> BuildReport:
+    """Read every dump in ``results`` (None: no recall pages) and write the dashboard under
+    ``out``; ``search`` adds the search pages (a history directory or published reports)."""
+    scan = scan_results(results) if results is not None else Scan()
     notes = list(scan.notes)
     found = sections(scan.runs)
     site.clear_pages(out)
@@ -224,6 +227,11 @@ def build_dashboard(results: Path, out: Path, *, manifest: Path = DEFAULT_MANIFE
     depth = _depth_pages(found, novel, notes)
     for href, (title, body) in depth.items():
         pages.append(site.write_page(out, href, title, body))
-    index = site.write_page(out, site.INDEX, "Needle recall dashboard",
-                            _index_body(found, depth, notes))
+    body = _index_body(found, depth, notes) if results is not None else ""
+    if search is not None:
+        built_search = write_search_pages(search.site, out, search.source)
+        pages.extend(built_search.pages)
+        body += built_search.index_section
+    title = "Needle dashboard" if search is not None else "Needle recall dashboard"
+    index = site.write_page(out, site.INDEX, title, body)
     return BuildReport(index, [index, *pages], notes, found)

@@ -30,6 +30,9 @@ tr.incomplete td { outline: 2px solid #d62728; }
 tr.ineligible td { color: #777; background: #f3f3f3; }
 .flag { color: #d62728; font-weight: bold; }
 .notes li { color: #8a4b00; }
+tr.errors td { background: #fff4f4; }
+details.query { margin: 0.4em 0; }
+details.query summary { cursor: pointer; }
 """
 
 

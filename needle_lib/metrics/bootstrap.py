@@ -13,8 +13,9 @@ bars) without numpy, which is not a dependency.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from needle_lib.metrics.latency import percentile
 
@@ -23,6 +24,7 @@ DEFAULT_SEED = 1729
 DEFAULT_CONFIDENCE = 0.95
 
 Statistic = Callable[[Sequence[int]], float | None]
+K = TypeVar("K")
 
 
 @dataclass(frozen=True)
@@ -123,3 +125,55 @@ def paired_bootstrap_difference(
         return None if a is None or b is None else b - a
 
     return _bootstrap(difference, n, resamples=resamples, seed=seed, confidence=confidence)
+
+
+def cluster_bootstrap_means(
+    series: Mapping[K, Sequence[tuple[Hashable, float]]], *,
+    resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> dict[K, Interval | None]:
+    """Per series, the mean of its cells with a percentile interval from resampling whole
+    *clusters* of cells (e.g. all of one query's runs, or all of one run's queries).
+
+    Cells of one cluster are not independent — one hard query is hard in every run, one bad
+    hour hurts every query — so resampling cells would understate the uncertainty; a
+    cluster is drawn or not as a whole. The statistic is a ratio of sums (Σ values / cells
+    drawn), so a cluster with more scored cells weighs more, as in the point estimate.
+    Every series is resampled with the same cluster draws (the union of their clusters; a
+    cluster a series has no cell in adds nothing to it), so series are compared on the same
+    resamples, and the draws are made once, not once per series. A series with fewer than
+    two clusters of its own has no interval (None): one cluster cannot show any spread.
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    labels = sorted({cluster for cells in series.values() for cluster, _ in cells}, key=repr)
+    index = {label: i for i, label in enumerate(labels)}
+    sums: dict[K, tuple[list[float], list[float]]] = {}
+    for key, cells in series.items():
+        if len({cluster for cluster, _ in cells}) < 2:
+            continue
+        total, count = [0.0] * len(labels), [0.0] * len(labels)
+        for cluster, value in cells:
+            total[index[cluster]] += value
+            count[index[cluster]] += 1
+        sums[key] = (total, count)
+    draws: dict[K, list[float]] = {key: [] for key in sums}
+    rng = random.Random(seed)
+    population = range(len(labels))
+    for _ in range(resamples if sums else 0):
+        picks = rng.choices(population, k=len(labels))
+        for key, (total, count) in sums.items():
+            drawn = sum(map(count.__getitem__, picks))
+            if drawn:
+                draws[key].append(sum(map(total.__getitem__, picks)) / drawn)
+    alpha = (1 - confidence) / 2
+    intervals: dict[K, Interval | None] = {}
+    for key, cells in series.items():
+        if key not in sums:
+            intervals[key] = None
+            continue
+        values = sorted(draws[key])
+        estimate = sum(v for _, v in cells) / len(cells)
+        intervals[key] = Interval(estimate, percentile(values, alpha),
+                                  percentile(values, 1 - alpha), confidence)
+    return intervals

@@ -6,7 +6,7 @@ is the union of all engines and would overlap with everyone by construction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -65,3 +65,110 @@ def unique_urls(per_query: Iterable[Mapping[str, Sequence[str]]]) -> dict[str, i
             others = set().union(*(s for name, s in sets.items() if name != engine))
             counts[engine] = counts.get(engine, 0) + len(urls - others)
     return counts
+
+
+#: Ratings from "highly meets" up: a URL two engines share at a lower rating is suspicious
+#: sharing (copied or syndicated low-value results), not agreement on a good answer.
+RELEVANT_RATING = 3
+SHARED_MANY = 3
+
+
+@dataclass(frozen=True)
+class PairSharing:
+    """Sums over the queries both engines answered with at least one URL between them, so
+    runs add up: mean Jaccard over a week is Σ ``jaccard_sum`` / Σ ``num_queries``."""
+
+    jaccard_sum: float
+    #: Queries where the two lists share at least ``SHARED_MANY`` URLs.
+    num_shared3: int
+    #: Queries with a shared low-rated URL or at least ``SHARED_MANY`` shared URLs.
+    num_suspect: int
+    #: Shared URLs the judge rated below ``RELEVANT_RATING`` (unrated URLs are not counted).
+    low_shared_urls: int
+    num_queries: int
+
+
+RatedUrls = Mapping[str, Sequence[tuple[str, int | None]]]
+
+
+def _best_ratings(results: Sequence[tuple[str, int | None]]) -> dict[str, int | None]:
+    best: dict[str, int | None] = {}
+    for url, rating in results:
+        key = normalize_url(url)
+        known = [r for r in (best.get(key), rating) if r is not None]
+        best[key] = max(known) if known else None
+    return best
+
+
+def pair_sharing(per_query: Iterable[RatedUrls]) -> dict[tuple[str, str], PairSharing]:
+    """Per engine pair (report order kept within a pair), how much and what they share.
+
+    ``per_query`` maps each engine that answered a query (no search error) to its results as
+    (url, judge rating or None).
+    """
+    sums: dict[tuple[str, str], list[float]] = {}
+    for results_by_engine in per_query:
+        ratings = {e: _best_ratings(r) for e, r in results_by_engine.items() if e != ULTIMATE}
+        for a, b in combinations(ratings, 2):
+            union = ratings[a].keys() | ratings[b].keys()
+            if not union:
+                continue
+            shared = ratings[a].keys() & ratings[b].keys()
+            low = 0
+            for url in shared:
+                known = [r for r in (ratings[a][url], ratings[b][url]) if r is not None]
+                low += bool(known) and max(known) < RELEVANT_RATING
+            cell = sums.setdefault((a, b), [0.0, 0, 0, 0, 0])
+            cell[0] += len(shared) / len(union)
+            cell[1] += len(shared) >= SHARED_MANY
+            cell[2] += low > 0 or len(shared) >= SHARED_MANY
+            cell[3] += low
+            cell[4] += 1
+    return {pair: PairSharing(s[0], int(s[1]), int(s[2]), int(s[3]), int(s[4]))
+            for pair, s in sums.items()}
+
+
+@dataclass(frozen=True)
+class Uniqueness:
+    """Distinct URLs an engine returned, and how many no engine of another family did."""
+
+    unique_urls: int
+    total_urls: int
+    relevant_unique_urls: int
+    relevant_total_urls: int
+    num_queries: int
+
+
+def family_uniqueness(per_query: Iterable[Mapping[str, Sequence[tuple[str, bool]]]],
+                      family: Callable[[str], str]) -> dict[str, Uniqueness]:
+    """Per engine, summed over the queries it answered alongside at least one engine of
+    another family (alone, every URL would be "unique"): its distinct URLs, those no other
+    family returned, and the relevant ones of each.
+
+    ``per_query`` maps each engine that answered to its results as (url, relevant?); a
+    family (``family(engine)``) counts as one engine, so a URL shared with a sibling variant
+    of the same index is still unique.
+    """
+    sums: dict[str, list[int]] = {}
+    for results_by_engine in per_query:
+        urls: dict[str, dict[str, bool]] = {}
+        for engine, results in results_by_engine.items():
+            if engine == ULTIMATE:
+                continue
+            seen = urls.setdefault(engine, {})
+            for url, relevant in results:
+                key = normalize_url(url)
+                seen[key] = seen.get(key, False) or relevant
+        for engine, own in urls.items():
+            others = [u for e, u in urls.items() if family(e) != family(engine)]
+            if not others:
+                continue
+            elsewhere = set().union(*others)
+            unique = [key for key in own if key not in elsewhere]
+            cell = sums.setdefault(engine, [0, 0, 0, 0, 0])
+            cell[0] += len(unique)
+            cell[1] += len(own)
+            cell[2] += sum(own[key] for key in unique)
+            cell[3] += sum(own.values())
+            cell[4] += 1
+    return {engine: Uniqueness(*cell) for engine, cell in sums.items()}

@@ -7,6 +7,7 @@ Pooled metrics need every engine's answers, so they are computed once when the r
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,10 @@ class SearchReports:
         self.dump_path = dump_path
         #: ``.shard-I-of-N`` under ``--shard``: the report is one part of a run.
         self.stamp = time.strftime("%Y%m%d-%H%M%S") + part
+        # The run's identity in `needle publish` (republishing a run replaces its rows): set
+        # once by the controller, so every bench of one session (and every xdist worker's
+        # header) shares it; UTC, unlike the file name's local-time stamp.
+        self.started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self.headers: dict[str, dict[str, Any]] = {}
         self.cases: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
         self.paths: dict[str, Path] = {}
@@ -27,12 +32,12 @@ class SearchReports:
     def add(self, record: dict[str, Any], outcome: str) -> None:
         pair = record["pair"]
         if pair not in self.headers:
-            self.headers[pair] = record["header"]
+            self.headers[pair] = {**record["header"], "started_at": self.started_at}
             self.cases[pair] = {}
             self.paths[pair] = self.dump_path or (
                 self.results_dir / "search" / f"{pair}__{self.stamp}.json"
             )
-            self.journals[pair] = Journal(journal_path(self.paths[pair]), record["header"])
+            self.journals[pair] = Journal(journal_path(self.paths[pair]), self.headers[pair])
         case = {**record["case"], "outcome": outcome}
         self.cases[pair][(case["query_id"], case["engine"])] = case
         self.journals[pair].append(case)

@@ -1,0 +1,255 @@
+"""One search run report → the rows it adds to the history.
+
+Figures are recomputed from the report's raw cases (``read_run`` + the bench's
+``build_report``), never copied from its stored aggregates: a report written by an older
+version, merged by hand or cut short still yields rows scored by today's rules, and a file
+that is not a run report is refused before anything is written.
+
+A run is identified by its bench and its start (``header.started_at``, UTC, set by the
+plugin's controller; older reports fall back to the ``__YYYYMMDD-HHMMSS`` stamp of their
+file name), so publishing the same run again replaces its rows instead of adding twins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from needle_lib.benches.registry import build_report
+from needle_lib.benches.runfiles import JOURNAL_SUFFIX, read_run
+from needle_lib.metrics.ndcg import ULTIMATE
+from needle_lib.metrics.overlap import RELEVANT_RATING, family_uniqueness, pair_sharing
+from needle_lib.search.families import family
+from needle_lib.tomlconf import ConfigError
+
+#: Per-query score series each kind publishes (the figures ``ci.json`` puts intervals on).
+METRICS = {"judged": ("ndcg",), "known_item": ("recall", "mrr")}
+#: Snippets kept in the latest-run copy: enough to read a judgement, not a 2,000-char page
+#: per result (the copy lives in the history directory, which may be a git branch).
+SNIPPET_KEEP = 500
+_STAMP = re.compile(r"__(\d{8})-(\d{6})$")
+
+
+class ReportError(ConfigError):
+    """A file that cannot be published; the message names the file and what is wrong."""
+
+
+@dataclass
+class PublishedRun:
+    """A run's rows for every history file, plus its trimmed report for the run browser."""
+
+    source: Path
+    bench: str
+    kind: str
+    run_id: str
+    ts: str
+    complete: bool
+    report: dict[str, Any]
+    history: list[dict[str, Any]] = field(default_factory=list)
+    overlap: list[dict[str, Any]] = field(default_factory=list)
+    uniqueness: list[dict[str, Any]] = field(default_factory=list)
+    scores: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.bench, self.run_id
+
+
+def query_hash(text: str) -> str:
+    """The same query text in two runs is one cluster for the bootstrap over queries."""
+    return hashlib.sha256(" ".join(text.lower().split()).encode()).hexdigest()[:16]
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_ts(text: str) -> datetime:
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _started(path: Path, header: dict[str, Any]) -> datetime:
+    value = header.get("started_at")
+    if value is not None:
+        try:
+            return parse_ts(str(value))
+        except ValueError:
+            raise ReportError(f"{path}: header.started_at {value!r} is not an ISO time") \
+                from None
+    stem = path.name.removesuffix(JOURNAL_SUFFIX).removesuffix(".json")
+    match = _STAMP.search(stem)
+    if match is None:
+        raise ReportError(f"{path}: cannot tell when this run started: no header.started_at "
+                          "and no __YYYYMMDD-HHMMSS stamp in the file name")
+    # an older report: the stamp is the runner's local time; taken as UTC (a runner's usual)
+    return datetime.strptime("".join(match.groups()), "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+
+
+def _require(path: Path, where: str, value: Any, kind: type, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, kind):  # True is an int in Python
+        raise ReportError(f"{path}: {where} must be {what}, got {value!r}"[:300])
+
+
+def _validate(path: Path, header: Any, cases: Any) -> None:
+    """The shape ``build_report`` relies on, checked up front so a bad file is named."""
+    _require(path, "header", header, dict, "an object")
+    _require(path, "header.bench", header.get("bench"), str, "a bench name")
+    engines = header.get("engines")
+    _require(path, "header.engines", engines, list, "a list of engine names")
+    for engine in engines:
+        _require(path, "header.engines[]", engine, str, "an engine name")
+    _require(path, "header.num_results", header.get("num_results"), int, "an integer")
+    _require(path, "cases", cases, list, "a list")
+    for number, case in enumerate(cases):
+        where = f"cases[{number}]"
+        _require(path, where, case, dict, "an object")
+        for key in ("query_id", "query", "engine"):
+            _require(path, f"{where}.{key}", case.get(key), str, "a string")
+        _require(path, f"{where}.results", case.get("results"), list, "a list")
+        for rank, result in enumerate(case["results"]):
+            _require(path, f"{where}.results[{rank}]", result, dict, "an object")
+            _require(path, f"{where}.results[{rank}].url", result.get("url"), str, "a URL")
+
+
+def load_run(path: Path) -> PublishedRun:
+    """Read, validate and score one report (or in-flight journal); errors name the file."""
+    try:
+        header, cases = read_run(path)
+    except ConfigError as exc:  # unreadable, not JSON, no header and cases
+        raise ReportError(str(exc)) from None
+    except (KeyError, TypeError) as exc:
+        raise ReportError(f"{path}: not a Needle search run: missing {exc}") from None
+    _validate(path, header, cases)
+    try:
+        report = build_report(header, cases, in_progress=False)
+    except ConfigError as exc:
+        raise ReportError(f"{path}: {exc}") from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ReportError(f"{path}: cannot score this run ({type(exc).__name__}: {exc})") \
+            from None
+    started = _started(path, header)
+    expected = header.get("expected_cases", len(cases))
+    run = PublishedRun(
+        source=path, bench=header["bench"], kind=report["kind"],
+        run_id=started.strftime("%Y%m%dT%H%M%SZ"), ts=iso(started),
+        complete=not path.name.endswith(JOURNAL_SUFFIX) and len(cases) >= expected,
+        report=_trimmed({**report, "header": header}),
+    )
+    base = {"run_id": run.run_id, "ts": run.ts, "bench": run.bench}
+    run.history = [{**base, "kind": run.kind, "engine": engine, "complete": run.complete,
+                    "k": report["k"], **_figures(run.kind, summary),
+                    "num_queries": report["num_queries"]}
+                   for engine, summary in report["engines"].items()]
+    answered = _answered(cases)
+    run.overlap = [{**base, "a": a, "b": b, **asdict(sharing)} for (a, b), sharing in
+                   pair_sharing(_rated_urls(answered, run.kind)).items()]
+    run.uniqueness = [{**base, "engine": engine, "family": family(engine), **asdict(u)}
+                      for engine, u in family_uniqueness(_relevant_urls(answered, run.kind),
+                                                         family).items()]
+    run.scores = {**base, "kind": run.kind, **_scores(run.kind, report)}
+    return run
+
+
+def _figures(kind: str, summary: dict[str, Any]) -> dict[str, Any]:
+    latency = summary.get("latency") or {}
+    common = {
+        "num_scored": summary["num_scored"], "search_errors": summary["search_errors"],
+        "judge_errors": summary["judge_errors"], "skipped": summary.get("skipped", 0),
+        "retries": summary.get("retries", 0), "latency_n": latency.get("n", 0),
+        "p50_s": latency.get("p50"), "p95_s": latency.get("p95"),
+    }
+    if kind == "judged":
+        return {"ndcg": summary["mean_ndcg"], **common}
+    groups = {key.removeprefix("by_"): {value: {"n": cell["n"], "recall": cell["recall_at_k"]}
+                                        for value, cell in breakdown.items()}
+              for key, breakdown in summary.items() if key.startswith("by_")}
+    return {"recall": summary["recall_at_k"], "mrr": summary["mrr_at_k"], **common,
+            "judged_results": summary.get("judged_results", 0),
+            "judge_upgrades": summary.get("judge_upgrades", 0),
+            "misses_system_specific": summary.get("misses_system_specific", 0),
+            "misses_universal": summary.get("misses_universal", 0), "groups": groups}
+
+
+def _answered(cases: list[dict[str, Any]]) -> list[dict[str, dict[str, Any]]]:
+    """Per query, the cases of engines whose search succeeded (skips and failures are out:
+    an engine that did not answer neither shares nor misses URLs)."""
+    by_query: dict[str, dict[str, dict[str, Any]]] = {}
+    for case in cases:
+        if case.get("search_error") is None and case.get("outcome") != "skipped":
+            by_query.setdefault(case["query_id"], {})[case["engine"]] = case
+    return list(by_query.values())
+
+
+def _rated_urls(answered: list[dict[str, dict[str, Any]]], kind: str):
+    return [{engine: [(r["url"], r.get("rating") if kind == "judged" else None)
+                      for r in case["results"]] for engine, case in present.items()}
+            for present in answered]
+
+
+def _relevant(kind: str, case: dict[str, Any], rank: int, result: dict[str, Any]) -> bool:
+    """Judged: rated "highly meets" or better; known-item: the result that carried the gold."""
+    if kind == "judged":
+        rating = result.get("rating")
+        return rating is not None and rating >= RELEVANT_RATING
+    return case.get("hit_rank") == rank
+
+
+def _relevant_urls(answered: list[dict[str, dict[str, Any]]], kind: str):
+    return [{engine: [(r["url"], _relevant(kind, case, rank, r))
+                      for rank, r in enumerate(case["results"], start=1)]
+             for engine, case in present.items()} for present in answered]
+
+
+def _scores(kind: str, report: dict[str, Any]) -> dict[str, Any]:
+    """Per-query scores aligned on one query list: ``qids`` (query-text hashes) and, per
+    metric and engine, a score or None (not scored: search or judge failure, no pool)."""
+    order: dict[str, str] = {}
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for engine, summary in report["engines"].items():
+        for row in summary["per_query"]:
+            order.setdefault(row["query_id"], query_hash(row["query"]))
+            rows.setdefault(engine, {})[row["query_id"]] = row
+    metrics: dict[str, dict[str, list[float | None]]] = {m: {} for m in METRICS[kind]}
+    for engine, by_id in rows.items():
+        for metric in METRICS[kind]:
+            metrics[metric][engine] = [_score(metric, engine, by_id.get(qid)) for qid in order]
+    return {"qids": list(order.values()), "metrics": metrics}
+
+
+def _score(metric: str, engine: str, row: dict[str, Any] | None) -> float | None:
+    if row is None:
+        return None
+    if metric == "ndcg":
+        value = row.get("ndcg")
+    elif row.get("score") is None:
+        value = None
+    elif metric == "recall":
+        value = row["score"]
+    else:  # mrr: the pooled ultimate puts its hit at rank 1 by construction: no MRR
+        value = None if engine == ULTIMATE else (1 / row["hit_rank"] if row["hit_rank"]
+                                                 else 0.0)
+    return None if value is None else round(float(value), 4)
+
+
+def _trimmed(report: dict[str, Any]) -> dict[str, Any]:
+    """The report for the latest-run browser: raw cases dropped (the per-query rows carry
+    every result), snippets cut to ``SNIPPET_KEEP`` characters."""
+    engines = {}
+    for engine, summary in report["engines"].items():
+        rows = [{**row, "results": [_cut(r) for r in row.get("results", [])]}
+                for row in summary["per_query"]]
+        engines[engine] = {**summary, "per_query": rows}
+    kept = {k: v for k, v in report.items() if k not in ("cases", "engines")}
+    return {**kept, "engines": engines}
+
+
+def _cut(result: dict[str, Any]) -> dict[str, Any]:
+    snippet = result.get("snippet")
+    if isinstance(snippet, str) and len(snippet) > SNIPPET_KEEP:
+        return {**result, "snippet": snippet[:SNIPPET_KEEP] + "…"}
+    return result

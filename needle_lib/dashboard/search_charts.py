@@ -1,0 +1,230 @@
+"""Plotly figures for the search pages. Pure functions: views in, ``go.Figure`` out.
+
+An engine keeps one colour on every page of a bench. Trend lines break where runs are
+missing (a line drawn across an outage would invent results), missing slots are shaded red,
+and a run with errors is marked ✕ (an incomplete one hollow), so a bad run is never read as
+an ordinary point.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+from needle_lib.continuous.runs import parse_ts
+from needle_lib.dashboard.search_views import BenchView, EngineStanding
+from needle_lib.metrics.ndcg import ULTIMATE
+
+POOL_COLOUR = "#7f7f7f"
+MISSING_FILL = "rgba(214, 39, 40, 0.12)"
+ROW_PX = 30
+
+
+def engine_colours(engines: list[str]) -> dict[str, str]:
+    palette = qualitative.D3 + qualitative.Set2
+    colours = {e: palette[i % len(palette)] for i, e in enumerate(
+        e for e in engines if e != ULTIMATE)}
+    return {**colours, ULTIMATE: POOL_COLOUR}
+
+
+def _error_bars(points: list[float | None], standings: list[EngineStanding],
+                metric: str) -> dict[str, Any]:
+    ups, downs = [], []
+    for point, standing in zip(points, standings, strict=True):
+        lo, hi = standing.intervals[metric].lo, standing.intervals[metric].hi
+        if point is None or lo is None or hi is None:
+            ups.append(0.0)
+            downs.append(0.0)
+        else:
+            ups.append(hi - point)
+            downs.append(point - lo)
+    return {"type": "data", "symmetric": False, "array": ups, "arrayminus": downs,
+            "color": "#333", "thickness": 1.5}
+
+
+def leaderboard_figure(view: BenchView) -> go.Figure:
+    """The window's figure per engine with its 95 % interval; ``ultimate`` (the pooled
+    ceiling) in grey."""
+    standings = view.standings
+    names = [s.engine for s in standings]
+    colours = engine_colours(view.engines)
+    fig = make_subplots(rows=1, cols=len(view.metrics), shared_yaxes=True,
+                        horizontal_spacing=0.05,
+                        subplot_titles=[f"{view.metric_title(m)} (95 % CI)"
+                                        for m in view.metrics])
+    for col, metric in enumerate(view.metrics, start=1):
+        points = [s.points[metric] for s in standings]
+        fig.add_trace(go.Bar(
+            y=names, x=[p or 0 for p in points], orientation="h", showlegend=False,
+            error_x=_error_bars(points, standings, metric),
+            marker_color=[colours[n] for n in names],
+            text=[f"{p:.3f}" if p is not None else "n/a" for p in points],
+            textposition="inside", insidetextanchor="start",
+            hovertext=[_interval_text(s, metric) for s in standings], hoverinfo="y+text",
+        ), row=1, col=col)
+        fig.update_xaxes(range=[0, 1.05], row=1, col=col)
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_layout(title=f"{view.bench} — last 7 days, weighted by queries scored",
+                      height=170 + ROW_PX * len(names), bargap=0.25)
+    return fig
+
+
+def _interval_text(standing: EngineStanding, metric: str) -> str:
+    point, interval = standing.points[metric], standing.intervals[metric]
+    if point is None:
+        return "no scored queries"
+    if interval.lo is None:
+        return f"{point:.3f} (no interval: {interval.note})"
+    return f"{point:.3f} [{interval.lo:.3f}, {interval.hi:.3f}]"
+
+
+def _with_gaps(points: list[tuple[str, float | None, dict[str, Any]]],
+               period: timedelta | None) -> tuple[list[Any], list[Any], list[dict[str, Any]]]:
+    """Insert a break (None) between runs further apart than 1.5 periods."""
+    xs: list[Any] = []
+    ys: list[Any] = []
+    rows: list[dict[str, Any]] = []
+    previous = None
+    for ts, value, row in points:
+        moment = parse_ts(ts)
+        if previous is not None and period is not None and moment - previous > 1.5 * period:
+            xs.append(previous + (moment - previous) / 2)
+            ys.append(None)
+            rows.append({})
+        xs.append(moment)
+        ys.append(value)
+        rows.append(row)
+        previous = moment
+    return xs, ys, rows
+
+
+def _marker(row: dict[str, Any]) -> str:
+    if not row:
+        return "circle"
+    if row.get("search_errors") or row.get("judge_errors"):
+        return "x"
+    return "circle" if row.get("complete", True) else "circle-open"
+
+
+def _hover(engine: str, value: float | None, row: dict[str, Any]) -> str:
+    if not row:
+        return ""
+    text = f"{engine} · run {row.get('run_id')}: {value:.3f}" if value is not None else (
+        f"{engine} · run {row.get('run_id')}: not scored")
+    problems = [f"{row[k]} {k.replace('_', ' ')}" for k in ("search_errors", "judge_errors")
+                if row.get(k)]
+    if not row.get("complete", True):
+        problems.append("incomplete run")
+    return text + (f" ({', '.join(problems)})" if problems else "")
+
+
+def _shade_missing(fig: go.Figure, view: BenchView, **where: Any) -> None:
+    if view.period is None:
+        return
+    for slot in view.missing:
+        fig.add_vrect(x0=slot, x1=slot + view.period, fillcolor=MISSING_FILL, line_width=0,
+                      layer="below", **where)
+
+
+def trend_figure(view: BenchView, metric: str) -> go.Figure:
+    """One line per engine over every run of the bench (the pool only where it is a
+    ceiling worth seeing: recall, not nDCG, where it is 1 by definition)."""
+    colours = engine_colours(view.engines)
+    fig = go.Figure()
+    for engine in view.engines:
+        if engine == ULTIMATE and metric != "recall":
+            continue
+        rows = [r for r in view.rows if r["engine"] == engine]
+        xs, ys, points = _with_gaps([(r["ts"], r.get(metric), r) for r in rows], view.period)
+        fig.add_trace(go.Scatter(
+            x=xs, y=ys, name=engine, mode="lines+markers", connectgaps=False,
+            line={"color": colours[engine], "dash": "dash" if engine == ULTIMATE else "solid"},
+            marker={"symbol": [_marker(p) for p in points], "size": 8},
+            hovertext=[_hover(engine, y, p) for y, p in zip(ys, points, strict=True)],
+            hoverinfo="text"))
+    _shade_missing(fig, view)
+    missing = f" · {len(view.missing)} missing run(s) shaded" if view.missing else ""
+    fig.update_yaxes(range=[0, 1.05], title=view.metric_title(metric))
+    fig.update_layout(title=f"{view.bench} — {view.metric_title(metric)} per run{missing}",
+                      height=420, legend={"title": "engine"})
+    return fig
+
+
+def group_trend_figure(view: BenchView, group: str, value: str,
+                       series: dict[str, list[tuple[str, float]]]) -> go.Figure:
+    """Recall of one breakdown cell (e.g. bucket = filings) per engine over runs."""
+    colours = engine_colours(view.engines)
+    fig = go.Figure()
+    for engine in view.engines:
+        if engine not in series:
+            continue
+        xs, ys, _ = _with_gaps([(ts, v, {"ts": ts}) for ts, v in series[engine]], view.period)
+        fig.add_trace(go.Scatter(
+            x=xs, y=ys, name=engine, mode="lines+markers", connectgaps=False,
+            line={"color": colours[engine], "dash": "dash" if engine == ULTIMATE else "solid"}))
+    _shade_missing(fig, view)
+    fig.update_yaxes(range=[0, 1.05], title=view.metric_title("recall"))
+    fig.update_layout(title=f"{view.bench} · {group} = {value}", height=340,
+                      legend={"title": "engine"})
+    return fig
+
+
+def overlap_figure(engines: list[str], sums: dict[tuple[str, str], dict[str, float]],
+                   title: str) -> go.Figure:
+    """Mean Jaccard of every engine pair's URL sets (symmetric; the diagonal is 1)."""
+    z: list[list[float | None]] = []
+    text: list[list[str]] = []
+    for a in engines:
+        z_row: list[float | None] = []
+        text_row: list[str] = []
+        for b in engines:
+            cell = sums.get((a, b)) or sums.get((b, a))
+            if a == b:
+                z_row.append(1.0)
+                text_row.append(a)
+            elif cell is None:
+                z_row.append(None)
+                text_row.append(f"{a} × {b}: no shared queries")
+            else:
+                z_row.append(cell["mean_jaccard"])
+                text_row.append(
+                    f"{a} × {b}: mean Jaccard {cell['mean_jaccard']:.2f} over "
+                    f"{int(cell['num_queries'])} queries; ≥ 3 shared URLs in "
+                    f"{int(cell['num_shared3'])}; {int(cell['low_shared_urls'])} shared "
+                    "low-rated URL(s)")
+        z.append(z_row)
+        text.append(text_row)
+    fig = go.Figure(go.Heatmap(z=z, x=engines, y=engines, zmin=0, zmax=1, colorscale="Blues",
+                               text=text, hoverinfo="text", texttemplate="%{z:.2f}",
+                               colorbar={"title": "Jaccard"}, xgap=2, ygap=2))
+    fig.update_yaxes(autorange="reversed", type="category", automargin=True)
+    fig.update_xaxes(type="category", side="top", automargin=True)
+    fig.update_layout(title=title, height=220 + 40 * len(engines))
+    return fig
+
+
+def uniqueness_figure(totals: dict[str, dict[str, int]], colours: dict[str, str],
+                      title: str) -> go.Figure:
+    """Share of an engine's URLs no other engine family returned: all, and relevant ones."""
+    engines = sorted(totals, key=lambda e: -_share(totals[e], "unique_urls", "total_urls"))
+    fig = go.Figure()
+    for label, part, whole, opacity in (
+            ("all URLs: unique share", "unique_urls", "total_urls", 1.0),
+            ("relevant URLs: unique share", "relevant_unique_urls", "relevant_total_urls", 0.55)):
+        shares = [_share(totals[e], part, whole) for e in engines]
+        fig.add_trace(go.Bar(
+            x=engines, y=shares, name=label, opacity=opacity,
+            marker_color=[colours.get(e, POOL_COLOUR) for e in engines],
+            text=[f"{totals[e][part]}/{totals[e][whole]}" for e in engines],
+            textposition="outside"))
+    fig.update_yaxes(range=[0, 1.1], tickformat=".0%")
+    fig.update_layout(title=title, barmode="group", height=440)
+    return fig
+
+
+def _share(cell: dict[str, int], part: str, whole: str) -> float:
+    return cell[part] / cell[whole] if cell[whole] else 0.0

@@ -1,0 +1,323 @@
+"""The search pages of the dashboard: per bench a leaderboard, trends, breakdown trends
+(known-item benches), URL overlap, uniqueness and a browser of the latest run.
+
+Built from a history directory (``needle publish``) or from single reports published in
+memory; either way the pages read the same ``Site``. Errors, incomplete runs and missing
+runs are shown where the figures are, never only in a footnote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from needle_lib.continuous.ci import window_end
+from needle_lib.continuous.store import Site
+from needle_lib.dashboard import search_charts as charts
+from needle_lib.dashboard import site
+from needle_lib.dashboard.search_views import (
+    BenchView,
+    EngineStanding,
+    bench_views,
+    group_trends,
+    mean_jaccard,
+    uniqueness_totals,
+)
+from needle_lib.metrics.ndcg import ULTIMATE
+
+ROOT = "search"
+MISSING_SHOWN = 12
+
+BROWSER_SCRIPT = """
+<script>
+function filterQueries(text) {
+  const needle = text.toLowerCase();
+  for (const item of document.querySelectorAll('details.query')) {
+    item.style.display = item.textContent.toLowerCase().includes(needle) ? '' : 'none';
+  }
+}
+</script>
+"""
+
+
+@dataclass(frozen=True)
+class SearchHistory:
+    """What the search pages are built from, and where it came from (shown on the index)."""
+
+    site: Site
+    source: str
+
+
+@dataclass
+class SearchBuild:
+    pages: list[Path]
+    index_section: str
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _interval_cell(standing: EngineStanding, metric: str) -> str:
+    point, interval = standing.points[metric], standing.intervals[metric]
+    if point is None:
+        return site.cell("no scored queries", css="flag")
+    if interval.lo is None or interval.hi is None:
+        return (f'<td class="num interval">{point:.3f} '
+                f'<span class="flag">(no interval: {escape(str(interval.note))})</span></td>')
+    return (f'<td class="num interval">{point:.3f} '
+            f"[{interval.lo:.3f}, {interval.hi:.3f}]</td>")
+
+
+def _missing_note(view: BenchView) -> str:
+    if view.period is None:
+        return ""
+    if not view.missing:
+        return "<p>No missing runs in the window.</p>"
+    every = "hour" if view.period < timedelta(days=1) else "day"
+    form = "%Y-%m-%d %H:00" if every == "hour" else "%Y-%m-%d"
+    spans = _spans(view.missing, view.period)
+    shown = ", ".join(first.strftime(form) if first == last else
+                      f"{first.strftime(form)} – {last.strftime(form)}"
+                      for first, last in spans[:MISSING_SHOWN])
+    more = f" … and {len(spans) - MISSING_SHOWN} more" if len(spans) > MISSING_SHOWN else ""
+    return (f'<p class="flag missing">{len(view.missing)} missing run(s) in the window '
+            f"({view.bench} runs every {every}; UTC): {escape(shown)}{more}</p>")
+
+
+def _spans(slots: list[datetime], period: timedelta) -> list[tuple[datetime, datetime]]:
+    """Consecutive missing slots as (first, last) spans."""
+    spans: list[tuple[datetime, datetime]] = []
+    for slot in slots:
+        if spans and slot - spans[-1][1] == period:
+            spans[-1] = (spans[-1][0], slot)
+        else:
+            spans.append((slot, slot))
+    return spans
+
+
+def _leaderboard(view: BenchView) -> str:
+    rows = []
+    for position, standing in enumerate(view.standings, start=1):
+        problems = standing.search_errors + standing.judge_errors + standing.incomplete_runs
+        rows.append(("errors" if problems else "", [
+            site.cell(str(position), numeric=True),
+            site.cell(standing.engine + (" (pooled ceiling)" if standing.engine == ULTIMATE
+                                         else "")),
+            *(_interval_cell(standing, m) for m in view.metrics),
+            site.cell(str(standing.runs), numeric=True),
+            site.cell(str(standing.scored), numeric=True),
+            site.cell(str(standing.search_errors), numeric=True,
+                      css="flag" if standing.search_errors else ""),
+            site.cell(str(standing.judge_errors), numeric=True,
+                      css="flag" if standing.judge_errors else ""),
+            site.cell(str(standing.skipped), numeric=True),
+            site.cell(str(standing.incomplete_runs), numeric=True,
+                      css="flag" if standing.incomplete_runs else ""),
+            site.cell(_num(standing.p50_s, 2), numeric=True),
+            site.cell(_num(standing.p95_s, 2), numeric=True),
+        ]))
+    headers = ["#", "engine", *(f"{view.metric_title(m)} [95 % CI]" for m in view.metrics),
+               "runs", "queries scored", "search errors", "judge errors", "skipped",
+               "incomplete runs", "p50 s", "p95 s"]
+    runs = len(view.window_runs)
+    return (site.figure_html(charts.leaderboard_figure(view))
+            + f"<p>{runs} run(s) in the last 7 days (of {len(view.runs)} in the history). "
+            "Each figure pools every scored (run, query) pair; the interval is a cluster "
+            "bootstrap over queries and over runs, the wider taken. Search and judge "
+            "failures are counted, not scored.</p>"
+            + _missing_note(view) + site.table(headers, rows))
+
+
+def _trends(view: BenchView) -> str:
+    return _missing_note(view) + "".join(
+        site.figure_html(charts.trend_figure(view, m)) for m in view.metrics) + (
+        "<p>✕ marks a run with search or judge errors; a hollow marker an incomplete run; "
+        "lines break where runs are missing.</p>")
+
+
+def _groups(view: BenchView) -> str | None:
+    trends = group_trends(view)
+    if not trends:
+        return None
+    parts = ["<p>Recall@K of each breakdown cell over runs (only queries in that cell), one "
+             "line per engine.</p>"]
+    for group, values in trends.items():
+        parts.append(f"<h2>by {escape(group)}</h2>")
+        parts.extend(site.figure_html(charts.group_trend_figure(view, group, value, series))
+                     for value, series in values.items())
+    return "".join(parts)
+
+
+def _overlap(view: BenchView, history: Site) -> str:
+    engines = [e for e in view.engines if e != ULTIMATE]
+    sums = mean_jaccard(history.overlap, view.bench, window_end(history.history))
+    rows = [("errors" if cell["num_suspect"] else "", [
+        site.cell(a), site.cell(b), site.cell(f"{cell['mean_jaccard']:.3f}", numeric=True),
+        site.cell(str(int(cell["num_queries"])), numeric=True),
+        site.cell(str(int(cell["num_shared3"])), numeric=True),
+        site.cell(str(int(cell["low_shared_urls"])), numeric=True),
+        site.cell(str(int(cell["num_suspect"])), numeric=True),
+    ]) for (a, b), cell in sorted(sums.items(), key=lambda item: -item[1]["mean_jaccard"])]
+    return (site.figure_html(charts.overlap_figure(
+                engines, sums, f"{view.bench} — URL overlap, last 7 days"))
+            + "<p>Per pair, over queries both engines answered: mean Jaccard of their URL "
+              "sets, queries sharing ≥ 3 URLs, shared URLs the judge rated below "
+              "“highly meets”, and suspicious queries (either).</p>"
+            + site.table(["engine A", "engine B", "mean Jaccard", "queries", "≥ 3 shared",
+                          "shared low-rated URLs", "suspicious queries"], rows))
+
+
+def _uniqueness(view: BenchView, history: Site) -> str:
+    totals = uniqueness_totals(history.uniqueness, view.bench, window_end(history.history))
+    colours = charts.engine_colours(view.engines)
+    rows = [("", [site.cell(engine), *(site.cell(str(cell[k]), numeric=True) for k in (
+        "unique_urls", "total_urls", "relevant_unique_urls", "relevant_total_urls",
+        "num_queries"))]) for engine, cell in totals.items()]
+    return (site.figure_html(charts.uniqueness_figure(
+                totals, colours, f"{view.bench} — URLs no other engine family returned"))
+            + "<p>Variants of one index count as one engine (exa/exa-instant, keenable/"
+              "keenable-realtime, parallel/parallel-turbo): a URL only a sibling also "
+              "returned is still unique. Relevant: rated “highly meets” or better (judged "
+              "benches), or the result that carried the gold (known-item).</p>"
+            + site.table(["engine", "unique URLs", "URLs", "relevant unique", "relevant",
+                          "queries"], rows))
+
+
+def _result_cells(kind: str, rank: int, result: dict[str, Any]) -> list[str]:
+    link = (f'<a href="{escape(result.get("url", ""))}">{escape(result.get("title") or "")}'
+            f"</a><br><small>{escape(result.get('url', ''))}</small><br>"
+            f"<small>{escape(result.get('snippet') or '')}</small>")
+    if kind == "judged":
+        gates = result.get("gates") or {}
+        return [site.cell(str(rank), numeric=True), f"<td>{link}</td>",
+                site.cell("judge error" if result.get("rating") is None
+                          else f"{result['rating']} {result.get('label') or ''}".strip()),
+                site.cell(result.get("reasoning") or result.get("judge_error") or ""),
+                site.cell(", ".join(f"{k}: {v}" for k, v in gates.items()))]
+    matched = result.get("det_match")
+    judge = result.get("judge_match")
+    verdict = ("match" if matched else "judge: match" if judge else "no match")
+    return [site.cell(str(rank), numeric=True), f"<td>{link}</td>",
+            site.cell(verdict, css="" if matched or judge else "flag"),
+            site.cell(result.get("match_why") or ""),
+            site.cell("" if judge is None else f"judge: {judge}")]
+
+
+def _row_score(kind: str, row: dict[str, Any]) -> str:
+    if row.get("search_error"):
+        return "search error"
+    if kind == "judged":
+        return f"nDCG {_num(row.get('ndcg'))}"
+    return f"hit at {row['hit_rank']}" if row.get("hit_rank") else "miss"
+
+
+def _engine_rows(kind: str, engine: str, row: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    head = f"<td rowspan=\"{max(1, len(row.get('results', [])))}\">{escape(engine)}<br>" \
+           f"<small>{escape(_row_score(kind, row))}</small></td>"
+    if row.get("search_error"):
+        return [("errors", [head, f'<td colspan="5" class="flag">search error: '
+                                  f"{escape(str(row['search_error']))}</td>"])]
+    results = row.get("results", [])
+    if not results:
+        return [("", [head, '<td colspan="5">no results</td>'])]
+    return [("", ([head] if rank == 1 else []) + _result_cells(kind, rank, result))
+            for rank, result in enumerate(results, start=1)]
+
+
+def _latest(view: BenchView, history: Site) -> str | None:
+    latest = history.latest.get(view.bench)
+    if latest is None:
+        return None
+    report = latest["report"]
+    by_query: dict[str, dict[str, dict[str, Any]]] = {}
+    texts: dict[str, dict[str, Any]] = {}
+    for engine, summary in report["engines"].items():
+        if engine == ULTIMATE:
+            continue
+        for row in summary["per_query"]:
+            by_query.setdefault(row["query_id"], {})[engine] = row
+            texts.setdefault(row["query_id"], row)
+    headers = (["engine", "rank", "result", "rating", "reasoning", "gates"]
+               if view.kind == "judged" else
+               ["engine", "rank", "result", "matched", "why", "backstop judge"])
+    parts = [f"<p>Run {escape(latest['run_id'])} ({escape(latest['ts'])}), "
+             f"{escape(latest['source'])}: {len(by_query)} queries, "
+             f"{'complete' if latest['complete'] else '<span class=flag>incomplete</span>'}."
+             "</p>",
+             '<p><input type="search" placeholder="filter queries, URLs, engines…" '
+             'oninput="filterQueries(this.value)" size="50"></p>', BROWSER_SCRIPT]
+    for number, (query_id, engines) in enumerate(by_query.items()):
+        first = texts[query_id]
+        errors = sum(bool(r.get("search_error")) for r in engines.values())
+        gold = (f"<p>gold: {escape(str(first.get('gold')))}</p>" if view.kind == "known_item"
+                else "")
+        rows = [row for engine, r in engines.items()
+                for row in _engine_rows(view.kind, engine, r)]
+        flag = f' <span class="flag">{errors} search error(s)</span>' if errors else ""
+        scores = " · ".join(f"{engine} {_row_score(view.kind, r)}" for engine, r in
+                            engines.items())
+        opened = " open" if number == 0 else ""
+        parts.append(f'<details class="query"{opened}><summary>{escape(first["query"])} '
+                     f"<small>({escape(query_id)}; {escape(scores)})</small>{flag}</summary>"
+                     f"{gold}"
+                     + site.table(headers, rows) + "</details>")
+    return "".join(parts)
+
+
+def _bench_pages(view: BenchView, history: Site
+                 ) -> dict[str, tuple[str, Callable[[], str | None]]]:
+    return {
+        "leaderboard.html": ("leaderboard", lambda: _leaderboard(view)),
+        "trends.html": ("trends", lambda: _trends(view)),
+        "breakdowns.html": ("breakdown trends", lambda: _groups(view)),
+        "overlap.html": ("overlap", lambda: _overlap(view, history)),
+        "uniqueness.html": ("uniqueness", lambda: _uniqueness(view, history)),
+        "latest.html": ("latest run", lambda: _latest(view, history)),
+    }
+
+
+def _index_row(view: BenchView, links: dict[str, str]) -> tuple[str, list[str]]:
+    window = view.window
+    errors = sum(r["search_errors"] + r["judge_errors"] for r in window)
+    incomplete = len({r["run_id"] for r in window if not r["complete"]})
+    latest = view.rows[-1]["ts"]
+    return ("errors" if errors or view.missing or incomplete else "", [
+        site.cell(view.bench), site.cell(view.kind.replace("_", "-")),
+        site.cell(f"{len(view.window_runs)} / {len(view.runs)}", numeric=True),
+        site.cell(latest),
+        site.cell(str(len(view.missing)) if view.period else "—", numeric=True,
+                  css="flag" if view.missing else ""),
+        site.cell(str(incomplete), numeric=True, css="flag" if incomplete else ""),
+        site.cell(str(errors), numeric=True, css="flag" if errors else ""),
+        "<td>" + " · ".join(site.link(href, text) for href, text in links.items()) + "</td>",
+    ])
+
+
+def write_search_pages(history: Site, out: Path, source: str) -> SearchBuild:
+    """Write every bench's pages under ``out/search/<bench>/``; returns them and the index
+    section linking them."""
+    pages: list[Path] = []
+    rows = []
+    for view in bench_views(history):
+        built = {}
+        for page, (text, make) in _bench_pages(view, history).items():
+            body = make()
+            if body is not None:
+                built[page] = (text, body)
+        nav = [(f"{ROOT}/{view.bench}/{page}", text) for page, (text, _) in built.items()]
+        for page, (text, body) in built.items():
+            pages.append(site.write_page(out, f"{ROOT}/{view.bench}/{page}",
+                                         f"{view.bench} — {text}", body, nav))
+        rows.append(_index_row(view, {href: text for href, text in nav}))
+    if not rows:
+        return SearchBuild(pages, f"<h2>Search benchmarks</h2><p>No search runs in "
+                                  f"{escape(source)}.</p>")
+    table = site.table(["bench", "kind", "runs (7 days / all)", "latest run (UTC)",
+                        "missing runs", "incomplete runs", "errors (7 days)", "pages"], rows)
+    return SearchBuild(pages, f"<h2>Search benchmarks</h2><p>From {escape(source)}.</p>"
+                              + table)
