@@ -19,6 +19,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from needle_lib.argtypes import positive_int
 from needle_lib.benches.rows import seed_from_hour, write_rows
 from needle_lib.benches.scholar.buckets import BUCKETS
 from needle_lib.benches.scholar.generate import (
@@ -32,7 +33,7 @@ from needle_lib.benches.scholar.generate import (
 )
 from needle_lib.benches.scholar.papers import AGE_BUCKETS
 from needle_lib.benches.scholar.sources import ArxivApi, ArxivHtml, EuropePmc, NcbiIdConverter
-from needle_lib.commands.generation import add_generate_parser, csv_choices, positive_int
+from needle_lib.commands.generation import add_generate_parser, csv_choices
 from needle_lib.llm import AsyncChatClient, load_dotenv_once, make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
 from needle_lib.tomlconf import ConfigError
