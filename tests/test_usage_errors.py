@@ -34,7 +34,7 @@ def test_a_broken_corpus_config_names_file_and_key(pytester, tmp_path, sample_li
 
 
 def test_bad_concurrency_and_shard_values_are_usage_errors(pytester, tmp_path):
-    for args, message in ((("--concurrency", "0"), "*--concurrency: expected a whole number*"),
+    for args, message in ((("--concurrency", "0"), "*--concurrency: must be at least 1, got 0*"),
                           (("--shard", "3/2"), "*--shard: expected I/N with 1 <= I <= N*")):
         result = run_evals(pytester, tmp_path, *args)
         assert result.ret == pytest.ExitCode.USAGE_ERROR
