@@ -45,15 +45,19 @@ def per_case(tmp: Path, cases: int) -> tuple[float, float]:
     return (window[-1] - window[0]) / (len(window) - 1), ended - times[-1]
 
 
-def main() -> None:
-    small, large = (int(a) for a in sys.argv[1:3]) if len(sys.argv) >= 3 else (200, 20000)
+def search_scale_line(small: int = 200, large: int = 20000) -> str:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory() as name:
         (a, tail_a), (b, tail_b) = per_case(Path(name), small), per_case(Path(name), large)
-    print(f"search run, serial, zero-latency loopback engines and judge: "
-          f"{a * 1000:.1f} ms per case at {small} cases, {b * 1000:.1f} ms at {large} "
-          f"(last {WINDOW} cases each): {b / a:.2f}× (target ≤ 1.5×); after the last case "
-          f"(final report, HTML, exit): {tail_a:.1f} s and {tail_b:.1f} s")
+    return (f"search run, serial, zero-latency loopback engines and judge: "
+            f"{a * 1000:.1f} ms per case at {small} cases, {b * 1000:.1f} ms at {large} "
+            f"(last {WINDOW} cases each): {b / a:.2f}× (target ≤ 1.5×); after the last case "
+            f"(final report, HTML, exit): {tail_a:.1f} s and {tail_b:.1f} s")
+
+
+def main() -> None:
+    small, large = (int(a) for a in sys.argv[1:3]) if len(sys.argv) >= 3 else (200, 20000)
+    print(search_scale_line(small, large))
 
 
 if __name__ == "__main__":
