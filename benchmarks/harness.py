@@ -1,6 +1,6 @@
 """Speed of the recall harness itself, measured against loopback servers (not a test).
 
-Prints three figures, each measured in this run:
+Prints four figures, each measured in this run:
   1. harness overhead per case against a zero-latency server
      (case wall time from pytest's junit timings minus the request latency the client saw);
   2. ``pytest evals --collect-only`` over every shipped corpus, cold (empty parse cache) and
