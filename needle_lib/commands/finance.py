@@ -11,11 +11,10 @@ the User-Agent.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
 import sys
 from collections import Counter
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from needle_lib.argtypes import positive_int
@@ -27,9 +26,8 @@ from needle_lib.commands.generation import (
     add_generate_parser,
     close_clients,
     csv_choices,
-    finish_run,
     generation_llm_or_none,
-    start_run,
+    run_generation,
 )
 from needle_lib.net.sources import SourceClient, SourceError
 from needle_lib.tomlconf import ConfigError
@@ -91,14 +89,15 @@ async def _generate(options: Options, env: dict[str, str]) -> tuple[list[dict[st
 
 
 def run(args: argparse.Namespace) -> int:
-    now, seed = start_run(PROG, args)
-    options = Options(now=now, suites=args.suites, max_companies=args.max_companies,
-                      per_company=args.per_company, filingdoc_target=args.filingdoc_target,
-                      fields=args.fields, seed=seed, min_employee_year=args.min_employee_year)
-    try:
-        rows, tally = asyncio.run(_generate(options, dict(os.environ)))
-    except (SourceError, CompanyOrderError) as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 1
-    buckets = Counter(row["query_origin"]["bucket"] for row in rows)
-    return finish_run(PROG, rows, args.out, tally.summary(), buckets)
+    def options(now: datetime, seed: int) -> Options:
+        return Options(now=now, suites=args.suites, max_companies=args.max_companies,
+                       per_company=args.per_company, filingdoc_target=args.filingdoc_target,
+                       fields=args.fields, seed=seed,
+                       min_employee_year=args.min_employee_year)
+
+    return run_generation(PROG, args, options, _generate, counts=_bucket_counts,
+                          fatal=(SourceError, CompanyOrderError))
+
+
+def _bucket_counts(rows: list[dict[str, Any]]) -> Counter[str]:
+    return Counter(row["query_origin"]["bucket"] for row in rows)

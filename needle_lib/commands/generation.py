@@ -11,16 +11,30 @@ the rows went and what was dropped.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from needle_lib.benches.rows import seed_from_hour, write_rows
 from needle_lib.llm import AsyncChatClient, load_dotenv_once, make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
 from needle_lib.net.sources import SourceClient
 from needle_lib.tomlconf import ConfigError
+
+Rows = list[dict[str, Any]]
+OptionsT = TypeVar("OptionsT")
+
+
+class Summarised(Protocol):
+    """A generator's tally: what it dropped and why, as one line."""
+
+    def summary(self) -> str: ...
+
+
+Generated = tuple[Rows, Summarised]
 
 
 def csv_choices(known: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
@@ -63,15 +77,38 @@ def add_generate_parser(subparsers: argparse._SubParsersAction, bench: str, *, h
     return generate
 
 
-def start_run(prog: str, args: argparse.Namespace, *details: str) -> tuple[datetime, int]:
-    """The run's time and seed (``--seed``, else the hour's), announced with its suites and
-    ``details`` before any request, so a failed run can be repeated with the same draws."""
+def run_generation(prog: str, args: argparse.Namespace,
+                   options: Callable[[datetime, int], OptionsT],
+                   generate: Callable[[OptionsT, dict[str, str]], Awaitable[Generated]],
+                   *, details: Sequence[str] = (),
+                   counts: Callable[[Rows], Mapping[str, int]] | None = None,
+                   fatal: tuple[type[Exception], ...] = ()) -> int:
+    """One ``needle <bench> generate`` run: seed, generate, write, report.
+
+    The seed (``--seed``, else the hour's) is announced with the suites and ``details``
+    before any request, so a failed run can be repeated with the same draws. ``fatal``
+    errors end the run with one line; no rows is a failure and writes nothing.
+    """
     load_dotenv_once()
     now = datetime.now(UTC)
     seed = args.seed if args.seed is not None else seed_from_hour(now)
     print(f"{prog}: seed {seed}, suites {','.join(args.suites)}"
           + "".join(f", {detail}" for detail in details), file=sys.stderr)
-    return now, seed
+    try:
+        rows, tally = asyncio.run(generate(options(now, seed), dict(os.environ)))
+    except fatal as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
+    if not rows:
+        print(f"{prog}: no rows generated; {tally.summary()}", file=sys.stderr)
+        return 1
+    written = write_rows(rows, args.out)
+    where = "stdout" if args.out == "-" else args.out
+    mix = ", ".join(f"{key} {n}" for key, n in counts(rows).items()) if counts else ""
+    print(f"{prog}: wrote {written} rows to {where}" + (f" ({mix})" if mix else ""),
+          file=sys.stderr)
+    print(f"{prog}: {tally.summary()}", file=sys.stderr)
+    return 0
 
 
 def generation_llm_or_none(prog: str, skipped: str) -> AsyncChatClient | None:
@@ -89,18 +126,3 @@ async def close_clients(clients: Iterable[SourceClient], llm: AsyncChatClient | 
         await client.aclose()
     if llm is not None:
         await llm.aclose()
-
-
-def finish_run(prog: str, rows: list[dict[str, Any]], out: str, summary: str,
-               counts: Mapping[str, int] | None = None) -> int:
-    """Write ``rows`` to ``out`` and report them (``counts``: rows per bucket, in the order
-    shown) and the drop ``summary``; no rows is a failure, and nothing is written."""
-    if not rows:
-        print(f"{prog}: no rows generated; {summary}", file=sys.stderr)
-        return 1
-    written = write_rows(rows, out)
-    where = "stdout" if out == "-" else out
-    mix = f" ({', '.join(f'{key} {n}' for key, n in counts.items())})" if counts else ""
-    print(f"{prog}: wrote {written} rows to {where}{mix}", file=sys.stderr)
-    print(f"{prog}: {summary}", file=sys.stderr)
-    return 0

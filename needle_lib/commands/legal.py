@@ -11,11 +11,10 @@ is skipped with a note without one. NEEDLE_CONTACT (your email) goes into the Us
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
 import sys
 from collections import Counter
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from needle_lib.argtypes import positive_int
@@ -31,9 +30,8 @@ from needle_lib.commands.generation import (
     add_generate_parser,
     close_clients,
     csv_choices,
-    finish_run,
     generation_llm_or_none,
-    start_run,
+    run_generation,
 )
 from needle_lib.net.sources import SourceClient
 from needle_lib.tomlconf import ConfigError
@@ -107,11 +105,15 @@ async def _generate(options: Options, env: dict[str, str]) -> tuple[list[dict[st
 
 
 def run(args: argparse.Namespace) -> int:
-    now, seed = start_run(PROG, args)
-    options = Options(now=now, suites=args.suites, courts=args.courts,
-                      months_back=args.months_back, per_court=args.per_court,
-                      titles=args.titles, per_title=args.per_title, seed=seed)
-    rows, tally = asyncio.run(_generate(options, dict(os.environ)))
+    def options(now: datetime, seed: int) -> Options:
+        return Options(now=now, suites=args.suites, courts=args.courts,
+                       months_back=args.months_back, per_court=args.per_court,
+                       titles=args.titles, per_title=args.per_title, seed=seed)
+
+    return run_generation(PROG, args, options, _generate, counts=_suite_syntax_counts)
+
+
+def _suite_syntax_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
     counts = Counter(f"{row['query_origin']['suite']}/{row['query_origin']['syntax']}"
                      for row in rows)
-    return finish_run(PROG, rows, args.out, tally.summary(), dict(sorted(counts.items())))
+    return dict(sorted(counts.items()))

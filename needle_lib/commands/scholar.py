@@ -13,9 +13,8 @@ five minutes before full texts and LLM calls.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
 import sys
+from datetime import datetime
 from typing import Any
 
 from needle_lib.argtypes import positive_int
@@ -35,8 +34,7 @@ from needle_lib.commands.generation import (
     add_generate_parser,
     close_clients,
     csv_choices,
-    finish_run,
-    start_run,
+    run_generation,
 )
 from needle_lib.llm import AsyncChatClient, make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
@@ -96,9 +94,10 @@ async def _generate(options: Options, env: dict[str, str]) -> tuple[list[dict[st
 
 
 def run(args: argparse.Namespace) -> int:
-    now, seed = start_run(PROG, args, f"ages {','.join(args.age_buckets)}",
-                          f"{args.per_cell} per cell", f"buckets {','.join(args.buckets)}")
-    options = Options(now=now, seed=seed, suites=args.suites, age_buckets=args.age_buckets,
-                      per_cell=args.per_cell, buckets=args.buckets)
-    rows, tally = asyncio.run(_generate(options, dict(os.environ)))
-    return finish_run(PROG, rows, args.out, tally.summary())
+    def options(now: datetime, seed: int) -> Options:
+        return Options(now=now, seed=seed, suites=args.suites, age_buckets=args.age_buckets,
+                       per_cell=args.per_cell, buckets=args.buckets)
+
+    details = (f"ages {','.join(args.age_buckets)}", f"{args.per_cell} per cell",
+               f"buckets {','.join(args.buckets)}")
+    return run_generation(PROG, args, options, _generate, details=details)
