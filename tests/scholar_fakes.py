@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import httpx
+from fakeclock import FakeTime
 
 from needle_lib.benches.scholar.generate import Options, Sources, generate
 from needle_lib.benches.scholar.sources import ArxivApi, ArxivHtml, EuropePmc, NcbiIdConverter
@@ -145,21 +146,6 @@ E3 = FakePaper(
 
 CORPUS = [A1, A2, A3, A4, A5, A6, A7, G, E1, E2, E3]
 KEPT = [A1, A3, A5, A7, E1, E2]
-
-
-class FakeTime:
-    """A clock that only moves when something sleeps: pacing is checked exactly."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
 
 
 def make_sources(env: dict[str, str], time: FakeTime, suites=("arxiv", "europepmc"),

@@ -9,7 +9,8 @@ from datetime import date
 
 import httpx
 import pytest
-from scholar_fakes import A1, A3, A5, CORPUS, E1, E2, NOW, FakeTime
+from fakeclock import FakeTime
+from scholar_fakes import A1, A3, A5, CORPUS, E1, E2, NOW
 
 from needle_lib.benches.scholar.bodies import BodyError, html_body_text, jats_body_text
 from needle_lib.benches.scholar.sources import (

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from needle_lib.argtypes import positive_int
 from needle_lib.benches.agentic_rare.filter import FilterPolicy, RareFilter, filter_stream, finish
 from needle_lib.benches.agentic_rare.generate import DEFAULT_LIMIT, sample_query_rows
 from needle_lib.benches.agentic_rare.hub import (
@@ -31,6 +32,7 @@ from needle_lib.benches.agentic_rare.language import english_zipf, fasttext_iden
 from needle_lib.benches.agentic_rare.table import count_rows, read_rows, write_parquet
 from needle_lib.benches.agentic_rare.wordpiece import vocab_path, wordpiece
 from needle_lib.benches.rows import write_rows
+from needle_lib.commands.generation import add_bench_parser
 from needle_lib.progress import Progress
 
 _PROGRESS_EVERY = 1000
@@ -38,19 +40,10 @@ DROP_REASONS = ("bad_length", "urlish", "too_few_words", "long_word", "ineligibl
                 "no_rare_word", "non_english", "ngram_dup")
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "agentic-rare", help="rare-word queries from an agent query stream",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    actions = parser.add_subparsers(dest="rare_action", required=True, metavar="ACTION")
+    parser, actions = add_bench_parser(
+        subparsers, "agentic-rare", help="rare-word queries from an agent query stream",
+        description=__doc__, dest="rare_action")
     filt = actions.add_parser("filter", help="filter a query stream down to rare-word queries")
     filt.add_argument("--queries", type=Path, default=None,
                       help=f"stream (.parquet or .jsonl); default: {STREAM_FILE} of --dataset")
@@ -58,11 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="WordPiece vocab.txt (default: bert-base-uncased from the hub)")
     filt.add_argument("--any-language", action="store_true",
                       help="skip the English gate")
-    filt.add_argument("--subword-threshold", type=_positive, default=5,
+    filt.add_argument("--subword-threshold", type=positive_int, default=5,
                       help="pieces that make a word rare (default 5)")
-    filt.add_argument("--dedup-ngram", type=_positive, default=3,
+    filt.add_argument("--dedup-ngram", type=positive_int, default=3,
                       help="word n-gram size of the near-copy cap (default 3)")
-    filt.add_argument("--dedup-max", type=_positive, default=2,
+    filt.add_argument("--dedup-max", type=positive_int, default=2,
                       help="rows one n-gram may appear in (default 2)")
     filt.add_argument("--out", type=Path, required=True,
                       help="artifact path: .parquet (zstd) or anything else for JSONL")

@@ -11,12 +11,10 @@ the User-Agent.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
 import sys
 from collections import Counter
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from needle_lib.argtypes import positive_int
@@ -24,10 +22,13 @@ from needle_lib.benches.finance.companies import CompanyOrderError
 from needle_lib.benches.finance.fields import DEFAULT_XBRL_FIELDS, XBRL_FIELDS
 from needle_lib.benches.finance.generate import SUITES, Options, Tally, generate
 from needle_lib.benches.finance.sources import GleifClient, SecClient, WikidataClient
-from needle_lib.benches.rows import seed_from_hour, write_rows
-from needle_lib.commands.generation import add_generate_parser, csv_choices
-from needle_lib.llm import AsyncChatClient, load_dotenv_once, make_async_chat_client
-from needle_lib.llm.roles import generation_model_config
+from needle_lib.commands.generation import (
+    add_generate_parser,
+    close_clients,
+    csv_choices,
+    generation_llm_or_none,
+    run_generation,
+)
 from needle_lib.net.sources import SourceClient, SourceError
 from needle_lib.tomlconf import ConfigError
 
@@ -63,15 +64,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate_parser.set_defaults(func=run)
 
 
-def _llm_or_none() -> AsyncChatClient | None:
-    """The generation LLM, or None with one line saying why filingdoc is skipped."""
-    try:
-        return make_async_chat_client(generation_model_config())
-    except ConfigError as exc:
-        print(f"{PROG}: filingdoc skipped: {exc}", file=sys.stderr)
-        return None
-
-
 async def _generate(options: Options, env: dict[str, str]) -> tuple[list[dict[str, Any]], Tally]:
     suites = list(options.suites)
     # Clients first: a missing NEEDLE_CONTACT is an error before any request is made.
@@ -81,7 +73,7 @@ async def _generate(options: Options, env: dict[str, str]) -> tuple[list[dict[st
     if "finance" in suites:
         wikidata, gleif = WikidataClient(env=env), GleifClient(env=env)
         clients += [wikidata, gleif]
-    llm = _llm_or_none() if "filingdoc" in suites else None
+    llm = generation_llm_or_none(PROG, "filingdoc") if "filingdoc" in suites else None
     if "filingdoc" in suites and llm is None:
         suites.remove("filingdoc")
     if not suites:
@@ -92,33 +84,20 @@ async def _generate(options: Options, env: dict[str, str]) -> tuple[list[dict[st
         rows = await generate(replace(options, suites=tuple(suites)), sec=sec,
                               wikidata=wikidata, gleif=gleif, llm=llm, tally=tally)
     finally:
-        for client in clients:
-            await client.aclose()
-        if llm is not None:
-            await llm.aclose()
+        await close_clients(clients, llm)
     return rows, tally
 
 
 def run(args: argparse.Namespace) -> int:
-    load_dotenv_once()
-    now = datetime.now(UTC)
-    seed = args.seed if args.seed is not None else seed_from_hour(now)
-    options = Options(now=now, suites=args.suites, max_companies=args.max_companies,
-                      per_company=args.per_company, filingdoc_target=args.filingdoc_target,
-                      fields=args.fields, seed=seed, min_employee_year=args.min_employee_year)
-    print(f"{PROG}: seed {seed}, suites {','.join(args.suites)}", file=sys.stderr)
-    try:
-        rows, tally = asyncio.run(_generate(options, dict(os.environ)))
-    except (SourceError, CompanyOrderError) as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 1
-    if not rows:
-        print(f"{PROG}: no rows generated; {tally.summary()}", file=sys.stderr)
-        return 1
-    written = write_rows(rows, args.out)
-    buckets = Counter(row["query_origin"]["bucket"] for row in rows)
-    where = "stdout" if args.out == "-" else args.out
-    print(f"{PROG}: wrote {written} rows to {where} ("
-          + ", ".join(f"{bucket} {n}" for bucket, n in buckets.items()) + ")", file=sys.stderr)
-    print(f"{PROG}: {tally.summary()}", file=sys.stderr)
-    return 0
+    def options(now: datetime, seed: int) -> Options:
+        return Options(now=now, suites=args.suites, max_companies=args.max_companies,
+                       per_company=args.per_company, filingdoc_target=args.filingdoc_target,
+                       fields=args.fields, seed=seed,
+                       min_employee_year=args.min_employee_year)
+
+    return run_generation(PROG, args, options, _generate, counts=_bucket_counts,
+                          fatal=(SourceError, CompanyOrderError))
+
+
+def _bucket_counts(rows: list[dict[str, Any]]) -> Counter[str]:
+    return Counter(row["query_origin"]["bucket"] for row in rows)

@@ -11,12 +11,10 @@ is skipped with a note without one. NEEDLE_CONTACT (your email) goes into the Us
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
 import sys
 from collections import Counter
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from needle_lib.argtypes import positive_int
@@ -28,10 +26,13 @@ from needle_lib.benches.legal.sources import (
     EcfrClient,
     MissingToken,
 )
-from needle_lib.benches.rows import seed_from_hour, write_rows
-from needle_lib.commands.generation import add_generate_parser, csv_choices
-from needle_lib.llm import AsyncChatClient, load_dotenv_once, make_async_chat_client
-from needle_lib.llm.roles import generation_model_config
+from needle_lib.commands.generation import (
+    add_generate_parser,
+    close_clients,
+    csv_choices,
+    generation_llm_or_none,
+    run_generation,
+)
 from needle_lib.net.sources import SourceClient
 from needle_lib.tomlconf import ConfigError
 
@@ -73,15 +74,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _llm_or_none() -> AsyncChatClient | None:
-    """The generation LLM, or None with one line saying why code is skipped."""
-    try:
-        return make_async_chat_client(generation_model_config())
-    except ConfigError as exc:
-        print(f"{PROG}: code skipped: {exc}", file=sys.stderr)
-        return None
-
-
 def _courtlistener_or_none(env: dict[str, str]) -> CourtListenerClient | None:
     try:
         return CourtListenerClient(env=env)
@@ -96,7 +88,7 @@ async def _generate(options: Options, env: dict[str, str]) -> tuple[list[dict[st
     courtlistener = _courtlistener_or_none(env) if "caselaw" in suites else None
     if courtlistener is None and "caselaw" in suites:
         suites.remove("caselaw")
-    llm = _llm_or_none() if "code" in suites else None
+    llm = generation_llm_or_none(PROG, "code") if "code" in suites else None
     if llm is None and "code" in suites:
         suites.remove("code")
     ecfr = EcfrClient(env=env) if "code" in suites else None
@@ -108,31 +100,20 @@ async def _generate(options: Options, env: dict[str, str]) -> tuple[list[dict[st
         rows = await generate(replace(options, suites=tuple(suites)),
                               courtlistener=courtlistener, ecfr=ecfr, llm=llm, tally=tally)
     finally:
-        for client in clients:
-            await client.aclose()
-        if llm is not None:
-            await llm.aclose()
+        await close_clients(clients, llm)
     return rows, tally
 
 
 def run(args: argparse.Namespace) -> int:
-    load_dotenv_once()
-    now = datetime.now(UTC)
-    seed = args.seed if args.seed is not None else seed_from_hour(now)
-    options = Options(now=now, suites=args.suites, courts=args.courts,
-                      months_back=args.months_back, per_court=args.per_court,
-                      titles=args.titles, per_title=args.per_title, seed=seed)
-    print(f"{PROG}: seed {seed}, suites {','.join(args.suites)}", file=sys.stderr)
-    rows, tally = asyncio.run(_generate(options, dict(os.environ)))
-    if not rows:
-        print(f"{PROG}: no rows generated; {tally.summary()}", file=sys.stderr)
-        return 1
-    written = write_rows(rows, args.out)
+    def options(now: datetime, seed: int) -> Options:
+        return Options(now=now, suites=args.suites, courts=args.courts,
+                       months_back=args.months_back, per_court=args.per_court,
+                       titles=args.titles, per_title=args.per_title, seed=seed)
+
+    return run_generation(PROG, args, options, _generate, counts=_suite_syntax_counts)
+
+
+def _suite_syntax_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
     counts = Counter(f"{row['query_origin']['suite']}/{row['query_origin']['syntax']}"
                      for row in rows)
-    where = "stdout" if args.out == "-" else args.out
-    print(f"{PROG}: wrote {written} rows to {where} ("
-          + ", ".join(f"{key} {n}" for key, n in sorted(counts.items())) + ")",
-          file=sys.stderr)
-    print(f"{PROG}: {tally.summary()}", file=sys.stderr)
-    return 0
+    return dict(sorted(counts.items()))

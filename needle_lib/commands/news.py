@@ -14,11 +14,13 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from needle_lib.argtypes import positive_int
 from needle_lib.benches.news.feedlist import DEFAULT_FEEDS, load_feeds
 from needle_lib.benches.news.generate import SOURCES, US_ALL, NewsOptions, generate_news
 from needle_lib.benches.news.project import DEFAULT_LLM_CONCURRENCY, Projector
 from needle_lib.benches.news.sources import FeedClient, TrendsClient
 from needle_lib.benches.rows import write_rows
+from needle_lib.commands.generation import add_bench_parser
 from needle_lib.llm import make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
 
@@ -46,19 +48,10 @@ def _non_negative(text: str) -> int:
     return value
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "news", help="fresh news queries from RSS feeds and Google Trends",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    actions = parser.add_subparsers(dest="news_action", required=True, metavar="ACTION")
+    parser, actions = add_bench_parser(
+        subparsers, "news", help="fresh news queries from RSS feeds and Google Trends",
+        description=__doc__, dest="news_action")
     gen = actions.add_parser("generate", help="write a cohort of fresh query rows (JSONL)")
     gen.add_argument("--source", choices=SOURCES, default="both",
                      help="rss, trending, or both in one cohort (default: both)")
@@ -76,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="sampling seed (default: derived from the UTC hour)")
     gen.add_argument("--llm-model", default=None,
                      help="projection model (default: $NEEDLE_LLM_MODEL or the judge default)")
-    gen.add_argument("--llm-concurrency", type=_positive, default=DEFAULT_LLM_CONCURRENCY)
+    gen.add_argument("--llm-concurrency", type=positive_int, default=DEFAULT_LLM_CONCURRENCY)
     gen.add_argument("--out", required=True, help="output JSONL path (- = stdout)")
     parser.set_defaults(func=run)
 

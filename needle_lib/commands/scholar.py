@@ -13,14 +13,11 @@ five minutes before full texts and LLM calls.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from needle_lib.argtypes import positive_int
-from needle_lib.benches.rows import seed_from_hour, write_rows
 from needle_lib.benches.scholar.buckets import BUCKETS
 from needle_lib.benches.scholar.generate import (
     DEFAULT_AGE_BUCKETS,
@@ -33,8 +30,13 @@ from needle_lib.benches.scholar.generate import (
 )
 from needle_lib.benches.scholar.papers import AGE_BUCKETS
 from needle_lib.benches.scholar.sources import ArxivApi, ArxivHtml, EuropePmc, NcbiIdConverter
-from needle_lib.commands.generation import add_generate_parser, csv_choices
-from needle_lib.llm import AsyncChatClient, load_dotenv_once, make_async_chat_client
+from needle_lib.commands.generation import (
+    add_generate_parser,
+    close_clients,
+    csv_choices,
+    run_generation,
+)
+from needle_lib.llm import AsyncChatClient, make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
 from needle_lib.tomlconf import ConfigError
 
@@ -88,27 +90,14 @@ async def _generate(options: Options, env: dict[str, str]) -> tuple[list[dict[st
     try:
         return await generate(options, sources, llm, stream=sys.stderr)
     finally:
-        for client in sources.clients():
-            await client.aclose()
-        if llm is not None:
-            await llm.aclose()
+        await close_clients(sources.clients(), llm)
 
 
 def run(args: argparse.Namespace) -> int:
-    load_dotenv_once()
-    now = datetime.now(UTC)
-    seed = args.seed if args.seed is not None else seed_from_hour(now)
-    options = Options(now=now, seed=seed, suites=args.suites, age_buckets=args.age_buckets,
-                      per_cell=args.per_cell, buckets=args.buckets)
-    print(f"{PROG}: seed {seed}, suites {','.join(options.suites)}, ages "
-          f"{','.join(options.age_buckets)}, {options.per_cell} per cell, buckets "
-          f"{','.join(options.buckets)}", file=sys.stderr)
-    rows, tally = asyncio.run(_generate(options, dict(os.environ)))
-    if not rows:
-        print(f"{PROG}: no rows generated; {tally.summary()}", file=sys.stderr)
-        return 1
-    written = write_rows(rows, args.out)
-    where = "stdout" if args.out == "-" else args.out
-    print(f"{PROG}: wrote {written} rows to {where}", file=sys.stderr)
-    print(f"{PROG}: {tally.summary()}", file=sys.stderr)
-    return 0
+    def options(now: datetime, seed: int) -> Options:
+        return Options(now=now, seed=seed, suites=args.suites, age_buckets=args.age_buckets,
+                       per_cell=args.per_cell, buckets=args.buckets)
+
+    details = (f"ages {','.join(args.age_buckets)}", f"{args.per_cell} per cell",
+               f"buckets {','.join(args.buckets)}")
+    return run_generation(PROG, args, options, _generate, details=details)

@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from needle_lib.benches.rows import dedupe_rows, hour_of, query_hash, query_id, seed_from_hour
+from needle_lib.benches import generation
+from needle_lib.benches.rows import dedupe_rows, hour_of, seed_from_hour
 from needle_lib.benches.sampling import stratified_sample
 from needle_lib.tomlconf import ConfigError
 
@@ -30,26 +31,18 @@ def _text(row: dict[str, Any], query_field: str) -> str | None:
 
 def query_row(row: dict[str, Any], text: str, hour: datetime) -> dict[str, Any]:
     bucket = row.get("length_bucket") or "unknown"
-    stamp = hour_of(hour).isoformat()
-    return {
-        "query_id": query_id(text, hour),
-        "query_hash": query_hash(text),
-        "query_text": text,
-        "query_source": QUERY_SOURCE,
-        "query_origin": {
-            "bucket": QUERY_SOURCE,
-            "subcategory": f"rare_{bucket}",
-            "provenance": {
-                "producer": QUERY_SOURCE,
-                "source": row.get("source"),
-                "metadata": row.get("metadata"),
-                "hard_words": row.get("hard_words"),
-            },
+    origin = {
+        "bucket": QUERY_SOURCE,
+        "subcategory": f"rare_{bucket}",
+        "provenance": {
+            "producer": QUERY_SOURCE,
+            "source": row.get("source"),
+            "metadata": row.get("metadata"),
+            "hard_words": row.get("hard_words"),
         },
-        "length_bucket": bucket,
-        "hour_ts": stamp,
-        "query_produced_at": stamp,
     }
+    return generation.query_row(text, hour, source=QUERY_SOURCE, origin=origin,
+                                extra={"length_bucket": bucket})
 
 
 def sample_query_rows(rows: Iterable[dict[str, Any]], *, now: datetime, limit: int,

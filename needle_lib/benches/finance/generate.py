@@ -19,13 +19,13 @@ company (counted) and never the run.
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from dataclasses import dataclass
+from datetime import date, datetime
 from itertools import cycle
-from typing import Any, TextIO, TypeVar
+from typing import Any, TypeVar
 
+from needle_lib.benches import generation
 from needle_lib.benches.finance import claims as wd
 from needle_lib.benches.finance import filingdoc
 from needle_lib.benches.finance.companies import (
@@ -52,11 +52,11 @@ from needle_lib.benches.finance.sources import (
     WikidataClient,
 )
 from needle_lib.benches.finance.xbrl import QuarterFact, quarter_facts
-from needle_lib.benches.rows import dedupe_rows, hour_of, query_hash, query_id
+from needle_lib.benches.generation import Stamp
+from needle_lib.benches.rows import dedupe_rows
 from needle_lib.llm import AsyncChatClient, LLMError
 from needle_lib.net.domains import registrable_domain
-from needle_lib.net.sources import SourceClient, SourceError
-from needle_lib.progress import Progress
+from needle_lib.net.sources import SourceError
 
 SUITES = ("finance", "filings", "filingdoc")
 PRODUCER = "needle finance"
@@ -105,61 +105,10 @@ class Options:
             else self.now.year - 1
 
 
-@dataclass(frozen=True)
-class Stamp:
-    """When rows were made: ``hour`` goes into every ``query_id``."""
+class Tally(generation.Tally):
+    """Finance drop counts (see ``DROP_REASONS``) and its progress line."""
 
-    now: datetime
-
-    @property
-    def hour(self) -> datetime:
-        return hour_of(self.now)
-
-    def fields(self) -> dict[str, str]:
-        return {"hour_ts": self.hour.isoformat(),
-                "query_produced_at": self.now.astimezone(UTC).isoformat(timespec="seconds")}
-
-
-@dataclass
-class Tally:
-    """Drop counts by reason, mirrored on a progress line (companies, requests, drops).
-
-    Without a ``stream`` nothing is drawn (library and test use); the CLI passes stderr.
-    """
-
-    clients: Sequence[SourceClient] = ()
-    stream: TextIO | None = None
-    drops: Counter[str] = field(default_factory=Counter)
-    llm_calls: int = 0
-    _progress: Progress | None = field(default=None, init=False, repr=False)
-
-    def stage(self, label: str, total: int) -> None:
-        self.close()
-        if self.stream is not None:
-            self._progress = Progress(label, total, stream=self.stream)
-
-    def drop(self, reason: str) -> None:
-        if reason not in DROP_REASONS:
-            raise ValueError(f"unknown drop reason {reason!r}")
-        self.drops[reason] += 1
-
-    @property
-    def requests(self) -> int:
-        return sum(client.stats.requests for client in self.clients) + self.llm_calls
-
-    def advance(self) -> None:
-        if self._progress is not None:
-            self._progress.counters.update(requests=self.requests, drops=self.drops.total())
-            self._progress.advance()
-
-    def close(self) -> None:
-        if self._progress is not None:
-            self._progress.close()
-            self._progress = None
-
-    def summary(self) -> str:
-        return "dropped: " + " · ".join(f"{label} {self.drops[reason]}"
-                                        for reason, label in DROP_REASONS.items())
+    reasons = DROP_REASONS
 
 
 @dataclass(frozen=True)
@@ -197,37 +146,31 @@ def gold_row(stamp: Stamp, company: Company, *, text: str, bucket: str, syntax: 
              fact: Fact, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """One gold row in the NEEDLE finance row format (``query_origin``/``gold`` objects)."""
     spec = field_spec(fact.field)
-    return {
-        "query_id": query_id(text, stamp.hour),
-        "query_hash": query_hash(text),
-        "query_text": text,
-        "query_source": "finance",
-        "query_origin": {
-            "bucket": bucket,
-            "syntax": syntax,
-            "topical_domain": "finance",
-            "subcategory": f"{bucket}_{fact.field}",
-            "provenance": {
-                "producer": PRODUCER,
-                "registry": fact.registry,
-                "source_url": fact.source_url,
-                "entity": company.title,
-                "ticker": company.ticker,
-                "cik": company.cik,
-                **(extra or {}),
-            },
-        },
+    origin = {
+        "bucket": bucket,
+        "syntax": syntax,
         "topical_domain": "finance",
-        **stamp.fields(),
-        "gold": {
-            "field": fact.field,
-            "field_type": spec.field_type,
-            "value": fact.value,
-            "aliases": _aliases(fact.value, fact.aliases),
-            "freshness_window": spec.freshness,
-            "tier": company.tier,
+        "subcategory": f"{bucket}_{fact.field}",
+        "provenance": {
+            "producer": PRODUCER,
+            "registry": fact.registry,
+            "source_url": fact.source_url,
+            "entity": company.title,
+            "ticker": company.ticker,
+            "cik": company.cik,
+            **(extra or {}),
         },
     }
+    gold = {
+        "field": fact.field,
+        "field_type": spec.field_type,
+        "value": fact.value,
+        "aliases": _aliases(fact.value, fact.aliases),
+        "freshness_window": spec.freshness,
+        "tier": company.tier,
+    }
+    return stamp.row(text, source="finance", origin=origin,
+                     extra={"topical_domain": "finance"}, gold=gold)
 
 
 # --- finance: registry facts -------------------------------------------------------------

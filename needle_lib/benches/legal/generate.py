@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 from itertools import cycle
-from typing import Any, TextIO
+from typing import Any
 
+from needle_lib.benches import generation
+from needle_lib.benches.generation import Stamp
 from needle_lib.benches.legal import code_query
 from needle_lib.benches.legal.caption import (
     DEFAULT_COURTS,
@@ -48,10 +48,9 @@ from needle_lib.benches.legal.sources import (
     SectionXMLError,
 )
 from needle_lib.benches.projection import read_reply
-from needle_lib.benches.rows import dedupe_rows, hour_of, query_hash, query_id
+from needle_lib.benches.rows import dedupe_rows
 from needle_lib.llm import AsyncChatClient, LLMError
-from needle_lib.net.sources import SourceClient, SourceError
-from needle_lib.progress import Progress
+from needle_lib.net.sources import SourceError
 
 SUITES = ("caselaw", "code")
 DEFAULT_TITLES = (7, 12, 14, 17, 21, 26, 29, 40, 47, 49)
@@ -89,48 +88,10 @@ class Options:
     llm_concurrency: int = 8
 
 
-@dataclass
-class Tally:
-    """Drop counts by reason (with the first message of each), mirrored on a progress line.
+class Tally(generation.Tally):
+    """Legal drop counts (see ``DROP_REASONS``), first message of each, and progress line."""
 
-    Without a ``stream`` nothing is drawn (library and test use); the CLI passes stderr.
-    """
-
-    clients: Sequence[SourceClient] = ()
-    stream: TextIO | None = None
-    drops: Counter[str] = field(default_factory=Counter)
-    samples: dict[str, str] = field(default_factory=dict)
-    llm_calls: int = 0
-    _progress: Progress | None = field(default=None, init=False, repr=False)
-
-    def stage(self, label: str, total: int) -> None:
-        self.close()
-        if self.stream is not None:
-            self._progress = Progress(label, total, stream=self.stream)
-
-    def drop(self, reason: str, n: int = 1, sample: str | None = None) -> None:
-        if reason not in DROP_REASONS:
-            raise ValueError(f"unknown drop reason {reason!r}")
-        self.drops[reason] += n
-        if sample and reason not in self.samples:
-            self.samples[reason] = sample[:300]
-
-    def advance(self) -> None:
-        if self._progress is not None:
-            requests = sum(c.stats.requests for c in self.clients) + self.llm_calls
-            self._progress.counters.update(requests=requests, drops=self.drops.total())
-            self._progress.advance()
-
-    def close(self) -> None:
-        if self._progress is not None:
-            self._progress.close()
-            self._progress = None
-
-    def summary(self) -> str:
-        counts = " · ".join(f"{label} {self.drops[reason]}"
-                            for reason, label in DROP_REASONS.items())
-        firsts = "".join(f"\n  first {DROP_REASONS[r]}: {m}" for r, m in self.samples.items())
-        return f"dropped: {counts}{firsts}"
+    reasons = DROP_REASONS
 
 
 def month_windows(now: datetime, months_back: int) -> list[tuple[date, date]]:
@@ -145,27 +106,12 @@ def month_windows(now: datetime, months_back: int) -> list[tuple[date, date]]:
     return windows
 
 
-@dataclass(frozen=True)
-class Stamp:
-    """When rows were made: ``hour`` goes into every ``query_id``."""
-
-    now: datetime
-
-    def row(self, text: str, *, suite: str, syntax: str, provenance: dict[str, Any],
-            gold: dict[str, Any]) -> dict[str, Any]:
-        """One gold row in NEEDLE's legal row format (``query_origin``/``gold`` objects)."""
-        hour = hour_of(self.now)
-        return {
-            "query_id": query_id(text, hour),
-            "query_hash": query_hash(text),
-            "query_text": text,
-            "query_source": "legal",
-            "query_origin": {"bucket": suite, "suite": suite, "syntax": syntax,
-                             "provenance": {"producer": PRODUCER, **provenance}},
-            "hour_ts": hour.isoformat(),
-            "query_produced_at": self.now.astimezone(UTC).isoformat(timespec="seconds"),
-            "gold": gold,
-        }
+def _row(stamp: Stamp, text: str, *, suite: str, syntax: str, provenance: dict[str, Any],
+         gold: dict[str, Any]) -> dict[str, Any]:
+    """One gold row in NEEDLE's legal row format (``query_origin``/``gold`` objects)."""
+    origin = {"bucket": suite, "suite": suite, "syntax": syntax,
+              "provenance": {"producer": PRODUCER, **provenance}}
+    return stamp.row(text, source="legal", origin=origin, gold=gold)
 
 
 # --- caselaw -------------------------------------------------------------------------------
@@ -232,7 +178,7 @@ def _case_row(stamp: Stamp, case: Case, query: CaptionQuery, syntax: str) -> dic
             "date_filed": case.date_filed.isoformat(), "case_name": case.case_name}
     provenance = {"case_name": case.case_name, "court": case.court_id, "url": case.url,
                   "date_filed": case.date_filed.isoformat()}
-    return stamp.row(text, suite="caselaw", syntax=applied, provenance=provenance, gold=gold)
+    return _row(stamp, text, suite="caselaw", syntax=applied, provenance=provenance, gold=gold)
 
 
 async def caselaw_rows(client: CourtListenerClient, options: Options,
@@ -322,8 +268,8 @@ def _code_row(stamp: Stamp, section: Section, query: str, syntax: str,
             "heading": section.heading}
     provenance = {"citation": ref.citation, "heading": section.heading, "url": ref.url,
                   "llm_model": model, "prompt_version": code_query.PROMPT_VERSION}
-    return stamp.row(code_query.with_syntax(query, syntax), suite="code", syntax=syntax,
-                     provenance=provenance, gold=gold)
+    return _row(stamp, code_query.with_syntax(query, syntax), suite="code", syntax=syntax,
+                provenance=provenance, gold=gold)
 
 
 async def code_rows(ecfr: EcfrClient, llm: AsyncChatClient, options: Options,

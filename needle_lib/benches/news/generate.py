@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO, TypeVar
 
+from needle_lib.benches.generation import query_row
 from needle_lib.benches.news.feedlist import Feed
 from needle_lib.benches.news.parse import FeedParseError, Trend
 from needle_lib.benches.news.project import (
@@ -30,7 +31,7 @@ from needle_lib.benches.news.select import (
     similar,
 )
 from needle_lib.benches.news.sources import FeedClient, TrendsClient
-from needle_lib.benches.rows import hour_of, query_hash, query_id, seed_from_hour
+from needle_lib.benches.rows import hour_of, seed_from_hour
 from needle_lib.benches.sampling import stratified_sample
 from needle_lib.net.sources import SourceError
 from needle_lib.progress import Progress
@@ -146,17 +147,8 @@ def trend_row(trend: Trend, text: str, hour: datetime) -> dict[str, Any]:
 
 
 def _row(text: str, hour: datetime, domain: str, origin: dict[str, Any]) -> dict[str, Any]:
-    stamp = hour_of(hour).isoformat()
-    return {
-        "query_id": query_id(text, hour),
-        "query_hash": query_hash(text),
-        "query_text": text,
-        "query_source": QUERY_SOURCE,
-        "query_origin": origin,
-        "topical_domain": domain,
-        "hour_ts": stamp,
-        "query_produced_at": stamp,
-    }
+    return query_row(text, hour, source=QUERY_SOURCE, origin=origin,
+                     extra={"topical_domain": domain})
 
 
 def _dedupe(rows: list[dict[str, Any]], stats: NewsStats) -> list[dict[str, Any]]:

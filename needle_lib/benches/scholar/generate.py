@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import Any, TextIO
 
-from needle_lib.benches.rows import hour_of, query_hash, query_id
+from needle_lib.benches.generation import query_row
 from needle_lib.benches.scholar.bodies import BodyError
 from needle_lib.benches.scholar.buckets import (
     BUCKETS,
@@ -302,24 +302,16 @@ async def _fill_cell(cell: tuple[str, str], candidates: list[Paper],
 def gold_row(paper: Paper, bucket: str, text: str, *, options: Options,
              model: str | None) -> dict[str, Any]:
     """One row in NEEDLE's scholar shape (objects, not JSON strings; both load)."""
-    hour = hour_of(options.now)
     published = paper.published.date().isoformat()
     provenance: dict[str, Any] = {"suite": paper.suite, "title": paper.title, "url": paper.url,
                                   "published_date": published}
     if bucket in LLM_BUCKETS:
         provenance.update(llm_model=model, prompt_version=PROMPT_VERSION)
-    return {
-        "query_id": query_id(text, hour),
-        "query_hash": query_hash(text),
-        "query_text": text,
-        "query_source": SOURCE,
-        "query_origin": {"bucket": bucket, "suite": paper.suite, "provenance": provenance},
-        "hour_ts": hour.isoformat(),
-        "query_produced_at": options.now.isoformat(),
-        "gold": {"paper_key": paper.key, "ids": paper.ids, "published_date": published,
-                 "age_bucket": age_bucket(paper.published, options.now),
-                 "domain": paper.domain},
-    }
+    origin = {"bucket": bucket, "suite": paper.suite, "provenance": provenance}
+    gold = {"paper_key": paper.key, "ids": paper.ids, "published_date": published,
+            "age_bucket": age_bucket(paper.published, options.now), "domain": paper.domain}
+    return query_row(text, options.now, source=SOURCE, origin=origin,
+                     produced_at=options.now.isoformat(), gold=gold)
 
 
 async def generate(options: Options, sources: Sources, llm: AsyncChatClient | None, *,

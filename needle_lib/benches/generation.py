@@ -1,0 +1,114 @@
+"""Plumbing shared by the benches' gold generators: row stamping and drop tallies.
+
+Every generator stamps rows the same way (``query_id`` from the text and the UTC hour, the
+hour and production time alongside) and counts why candidates yielded no row, so one
+summary line can say where a short run lost its rows.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, ClassVar, TextIO
+
+from needle_lib.benches.rows import hour_of, query_hash, query_id
+from needle_lib.net.sources import SourceClient
+from needle_lib.progress import Progress
+
+SAMPLE_CHARS = 300
+
+
+def query_row(text: str, hour: datetime, *, source: str, origin: dict[str, Any],
+              extra: Mapping[str, Any] | None = None, produced_at: str | None = None,
+              gold: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One row in NEEDLE's row format, keys in its order: identity, origin, ``extra``, the
+    hour stamps (``produced_at`` defaults to the hour), then ``gold`` for known-item rows."""
+    stamp = hour_of(hour).isoformat()
+    row = {
+        "query_id": query_id(text, hour),
+        "query_hash": query_hash(text),
+        "query_text": text,
+        "query_source": source,
+        "query_origin": origin,
+        **(extra or {}),
+        "hour_ts": stamp,
+        "query_produced_at": produced_at if produced_at is not None else stamp,
+    }
+    if gold is not None:
+        row["gold"] = gold
+    return row
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """When rows were made: ``hour`` goes into every ``query_id``, ``now`` (to the second)
+    is when the row was produced."""
+
+    now: datetime
+
+    @property
+    def hour(self) -> datetime:
+        return hour_of(self.now)
+
+    @property
+    def produced_at(self) -> str:
+        return self.now.astimezone(UTC).isoformat(timespec="seconds")
+
+    def row(self, text: str, *, source: str, origin: dict[str, Any],
+            extra: Mapping[str, Any] | None = None,
+            gold: dict[str, Any] | None = None) -> dict[str, Any]:
+        return query_row(text, self.now, source=source, origin=origin, extra=extra,
+                         produced_at=self.produced_at, gold=gold)
+
+
+@dataclass
+class Tally:
+    """Drop counts by reason (with the first message of each), mirrored on a progress line
+    (items done, requests, drops).
+
+    A bench subclasses it with its ``reasons`` (key → label, in summary order), so a typo
+    in a reason fails loudly instead of counting under a name no summary shows. Without a
+    ``stream`` nothing is drawn (library and test use); the CLI passes stderr.
+    """
+
+    reasons: ClassVar[Mapping[str, str]] = {}
+    clients: Sequence[SourceClient] = ()
+    stream: TextIO | None = None
+    drops: Counter[str] = field(default_factory=Counter)
+    samples: dict[str, str] = field(default_factory=dict)
+    llm_calls: int = 0
+    _progress: Progress | None = field(default=None, init=False, repr=False)
+
+    def stage(self, label: str, total: int) -> None:
+        self.close()
+        if self.stream is not None:
+            self._progress = Progress(label, total, stream=self.stream)
+
+    def drop(self, reason: str, n: int = 1, sample: str | None = None) -> None:
+        if reason not in self.reasons:
+            raise ValueError(f"unknown drop reason {reason!r}")
+        self.drops[reason] += n
+        if sample and reason not in self.samples:
+            self.samples[reason] = sample[:SAMPLE_CHARS]
+
+    @property
+    def requests(self) -> int:
+        return sum(client.stats.requests for client in self.clients) + self.llm_calls
+
+    def advance(self) -> None:
+        if self._progress is not None:
+            self._progress.counters.update(requests=self.requests, drops=self.drops.total())
+            self._progress.advance()
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.close()
+            self._progress = None
+
+    def summary(self) -> str:
+        counts = " · ".join(f"{label} {self.drops[reason]}"
+                            for reason, label in self.reasons.items())
+        firsts = "".join(f"\n  first {self.reasons[r]}: {m}" for r, m in self.samples.items())
+        return f"dropped: {counts}{firsts}"
