@@ -20,8 +20,9 @@ import httpx
 
 from needle_lib.judge.cache import DEFAULT_CACHE_PATH, JudgeCache, JudgedPair
 from needle_lib.judge.config import judge_model_config
+from needle_lib.judge.judge import judge_reply
 from needle_lib.judge.verdict import JudgeError, JudgeItem, Verdict
-from needle_lib.llm import AsyncChatClient, LLMError, RetryPolicy, make_async_chat_client
+from needle_lib.llm import AsyncChatClient, RetryPolicy, make_async_chat_client
 
 ANSWER_PROMPT_VERSION = "needle-answer-1"
 DEFAULT_CONCURRENCY = 8
@@ -100,10 +101,7 @@ class AnswerJudge:
             verdict = None
             for _ in range(2):  # one repair round for an unreadable reply
                 self.requests += 1
-                try:
-                    reply = (await self.client.complete(messages)).content
-                except LLMError as exc:
-                    raise JudgeError(str(exc), query=query, url=item.url) from exc
+                reply = await judge_reply(self.client, messages, query=query, url=item.url)
                 verdict = parse_yes_no(reply)
                 if verdict is not None:
                     break

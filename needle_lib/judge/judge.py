@@ -233,19 +233,7 @@ class RelevanceJudge:
         """One LLM call under the concurrency bound; a failed or cut-off answer is an error."""
         async with self._slots:
             self.requests += 1
-            try:
-                result = await self.client.complete(messages)
-            except LLMError as exc:
-                raise JudgeError(str(exc), query=query, url=url) from exc
-        if result.finish_reason == "length":
-            budget = self.client.config.max_tokens
-            raise JudgeError(
-                f"answer truncated: the model used its whole max_tokens budget ({budget}) "
-                f"before finishing (finish_reason 'length'); raise {MAX_TOKENS_ENV} or the "
-                "judge model config's max_tokens",
-                query=query, url=url,
-            )
-        return result.content
+            return await judge_reply(self.client, messages, query=query, url=url)
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -257,3 +245,22 @@ class RelevanceJudge:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+async def judge_reply(client: AsyncChatClient, messages: list[dict[str, Any]], *, query: str,
+                      url: str | None) -> str:
+    """The text of one judge call; a failed request or an answer cut off by the token budget
+    (a reasoning model that never reached its verdict) is a ``JudgeError``, never a zero."""
+    try:
+        result = await client.complete(messages)
+    except LLMError as exc:
+        raise JudgeError(str(exc), query=query, url=url) from exc
+    if result.finish_reason == "length":
+        budget = client.config.max_tokens
+        raise JudgeError(
+            f"answer truncated: the model used its whole max_tokens budget ({budget}) "
+            f"before finishing (finish_reason 'length'); raise {MAX_TOKENS_ENV} or the "
+            "judge model config's max_tokens",
+            query=query, url=url,
+        )
+    return result.content
