@@ -13,6 +13,7 @@ import pytest
 import respx
 
 from needle_lib.search import ENGINES, SearchResult, make_engine
+from needle_lib.search.base import cap_snippet
 
 PAYLOADS = Path(__file__).parent / "payloads" / "search"
 KEY = "sk-test-SECRET-4242"
@@ -77,15 +78,16 @@ async def test_response_mapping(engine: str) -> None:
 
 
 @pytest.mark.parametrize("engine", sorted(CASES))
-async def test_snippets_capped_uniformly_and_top_k(engine: str) -> None:
+async def test_top_k_kept_with_whole_snippets_and_capped_by_the_consumer(engine: str) -> None:
     payload_name, method, url, *_ = CASES[engine]
     payload = _payload(payload_name)
     with respx.mock:
         respx.request(method, url).mock(return_value=httpx.Response(200, json=payload["response"]))
         outcome = await _search(engine, snippet_chars=12, num_results=2)
-    assert [r.snippet for r in outcome.results] == [
-        row["snippet"][:12] for row in payload["expected"][:2]
-    ]
+    expected = [row["snippet"] for row in payload["expected"][:2]]
+    assert [r.snippet for r in outcome.results] == expected
+    assert [cap_snippet(r, 12).snippet for r in outcome.results] == [e[:12] for e in expected]
+    assert [cap_snippet(r, 0).snippet for r in outcome.results] == expected
 
 
 @pytest.mark.parametrize("engine", sorted(CASES))

@@ -144,3 +144,16 @@ def test_config_engine_runs_beside_builtin_ones(pytester, tmp_path, search_env):
     assert len(results) == 2 * 5  # SearXNG answers a page of 8; the top 5 are kept
     assert all(r["title"].startswith("SearXNG: ") and r["snippet"] for r in results)
     assert {"exa", "searxng", "ultimate"} <= set(report["engines"])
+
+
+def test_the_judge_sees_the_evidence_budget_with_a_note_and_the_report_keeps_it_whole(
+    pytester, tmp_path, search_env
+):
+    queries = tmp_path / "q.txt"
+    queries.write_text("storm warning seattle\n")
+    run_evals(pytester, tmp_path, "--queries", str(queries), "--engines", "exa",
+              "--snippet-chars", "8", module="test_news.py")
+    assert search_env.verdict_prompts
+    assert all("more words" in p and "not shown]" in p for p in search_env.verdict_prompts)
+    (row,) = _report(tmp_path)["engines"]["exa"]["per_query"]
+    assert all(r["snippet"].startswith("snippet about https://") for r in row["results"])

@@ -39,6 +39,7 @@ from needle_lib.plugin.search import SearchCase, SearchClients, judged_result, m
 from needle_lib.plugin.session import recall_plan, run_state, search_plan, use_color
 from needle_lib.plugin.shard import part_fields
 from needle_lib.recall.results import EMPTY_CASE, answer_fields
+from needle_lib.search.base import cap_snippet
 from needle_lib.search.types import MissingAPIKey, SearchOutcome
 from needle_lib.tomlconf import ConfigError
 
@@ -229,13 +230,14 @@ def search_matched(
                       gold=query.gold, gold_text=bench.describe(gold),
                       groups=bench.groups(query.row, gold), det_rank=None, hit_rank=None,
                       judged=0)
-    matches = [bench.match(gold, result) for result in outcome.results]
-    results = [matched_result(r, m) for r, m in zip(outcome.results, matches, strict=True)]
+    shown = [cap_snippet(r, search_clients.plan.snippet_chars) for r in outcome.results]
+    matches = [bench.match(gold, result) for result in shown]
+    results = [matched_result(r, m) for r, m in zip(shown, matches, strict=True)]
     det_rank = first_rank([m.matched for m in matches])
     scorecard.update_case(results=results, det_rank=det_rank, hit_rank=det_rank)
     if not (search_clients.plan.answer_judge and bench.judge_backstop):
         return scorecard.case
-    ask = outcome.results[: needs_judging(det_rank, len(results))]
+    ask = shown[: needs_judging(det_rank, len(results))]
     try:
         judge = search_clients.answer_judge
     except ConfigError as exc:

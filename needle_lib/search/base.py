@@ -16,7 +16,7 @@ import asyncio
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from time import perf_counter
 from typing import Any, ClassVar
 
@@ -169,14 +169,10 @@ class HttpSearchClient(ABC):
             raise EngineError(f"unexpected response shape ({type(exc).__name__}: {exc})") from exc
 
     def _finish(self, results: list[SearchResult], num_results: int) -> tuple[SearchResult, ...]:
-        """Drop URL-less hits, cap each snippet to the uniform evidence budget, keep top-K."""
-        kept = [r for r in results if r.url][:num_results]
-        if not self.snippet_chars:
-            return tuple(kept)
-        return tuple(
-            SearchResult(r.url, r.title, r.snippet[: self.snippet_chars], r.published_date)
-            for r in kept
-        )
+        """Drop URL-less hits and keep the top K. Snippets stay whole: the consumer applies
+        the uniform evidence budget (``cap_snippet``; the judge cuts with a note saying how
+        much it left out, the known-item matcher reads the capped text)."""
+        return tuple([r for r in results if r.url][:num_results])
 
     def _redact(self, text: str) -> str:
         return text.replace(self._api_key, "***") if self._api_key else text
@@ -241,3 +237,11 @@ def _detail(response: httpx.Response) -> str:
                     value = value.get("message") or json.dumps(value)
                 return f": {str(value)[:_DETAIL_CHARS]}"
     return ""
+
+
+def cap_snippet(result: SearchResult, snippet_chars: int) -> SearchResult:
+    """``result`` with its snippet cut to the run's evidence budget (0 = no cap): every
+    engine is matched on the same amount of text, however long its snippets are."""
+    if not snippet_chars or len(result.snippet) <= snippet_chars:
+        return result
+    return replace(result, snippet=result.snippet[:snippet_chars])
