@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from pathlib import Path
@@ -64,3 +65,18 @@ def record_runs(results: Path, specs: list[tuple]) -> None:
     with ThreadPoolExecutor(len(specs)) as pool:
         for future in [pool.submit(record_run, results, *spec) for spec in specs]:
             future.result()
+
+
+def wait_for_cases(path: Path, count: int, timeout: float = 60.0) -> dict[str, Any]:
+    """The dump at ``path`` once it holds ``count`` cases (a run in flight rewrites it after
+    every case); the generous deadline only bounds a broken run, it never paces a good one."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            dump = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            dump = None
+        if dump and len(dump["cases"]) >= count:
+            return dump
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never held {count} cases")

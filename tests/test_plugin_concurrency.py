@@ -7,10 +7,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
-from evalrun import EVALS, load_dump, run_evals
+from evalrun import EVALS, load_dump, run_evals, wait_for_cases
 
 from needle_lib.paths import REPO_ROOT
 from needle_lib.testing.openai_server import FakeOpenAIServer
@@ -100,19 +99,6 @@ def test_an_explicit_scattering_dist_mode_is_refused(pytester, tmp_path):
     result.stderr.fnmatch_lines(["ERROR: --dist load cannot be used with concurrency > 1*"])
 
 
-def _wait_for_cases(path, count, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            dump = json.loads(path.read_text())
-        except (OSError, ValueError):
-            dump = None
-        if dump and len(dump["cases"]) >= count:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never held {count} cases")
-
-
 def test_kill_loses_at_most_the_requests_in_flight_and_resume_finishes(pytester, tmp_path):
     results = tmp_path / "results"
     dump_file = results / "http_server__slow.json"
@@ -124,7 +110,7 @@ def test_kill_loses_at_most_the_requests_in_flight_and_resume_finishes(pytester,
         proc = subprocess.Popen(args, cwd=REPO_ROOT, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
         try:
-            _wait_for_cases(dump_file, 2)
+            wait_for_cases(dump_file, 2)
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()

@@ -7,30 +7,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from browser import dom_text, screenshot
-from evalrun import EVALS, assert_usage_error, load_dump, run_evals
+from evalrun import EVALS, assert_usage_error, load_dump, run_evals, wait_for_cases
 
 from needle_lib.cli import main as needle
 from needle_lib.paths import REPO_ROOT
 from needle_lib.testing.openai_server import FakeOpenAIServer
 
 SELECT = ("-k", "http_server", "--corpus", "http_server", "--sample", "4")
-
-
-def _wait_for_cases(path, count, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            dump = json.loads(path.read_text())
-        except (OSError, ValueError):
-            dump = None
-        if dump and len(dump["cases"]) >= count:
-            return dump
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never held {count} cases")
 
 
 def test_kill_9_loses_at_most_the_case_in_flight_and_resume_finishes(pytester, tmp_path):
@@ -43,7 +29,7 @@ def test_kill_9_loses_at_most_the_case_in_flight_and_resume_finishes(pytester, t
         proc = subprocess.Popen(args, cwd=REPO_ROOT, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
         try:
-            _wait_for_cases(dump_file, 3)
+            wait_for_cases(dump_file, 3)
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
