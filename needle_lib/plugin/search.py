@@ -33,8 +33,9 @@ from needle_lib.tomlconf import ConfigError
 
 DEFAULT_ENGINES = "keenable,exa"
 HOW_TO_RUN = (
-    "search benchmarks need a query set: pytest evals -k news --queries FILE "
-    "[--engines exa,brave] (JSONL gold rows or one query per line)"
+    "search benchmarks need a query set: pytest evals -k BENCH --queries FILE "
+    "[--engines exa,brave] (news, agentic_rare: JSONL rows or one query per line; finance, "
+    "scholar, legal: gold from `needle BENCH generate`)"
 )
 
 
