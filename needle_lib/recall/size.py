@@ -15,7 +15,7 @@ from functools import lru_cache
 from needle_lib.recall.corpus import Corpus, configured_corpus_names, load_corpus, resolve_corpus
 from needle_lib.recall.prompt import corpus_preamble, task_text
 from needle_lib.recall.targets import Target
-from needle_lib.tokens import REFERENCE, count_tokens
+from needle_lib.tokens import REFERENCE, counted_tokens
 from needle_lib.tomlconf import ConfigError
 
 #: Tokens of a context left for the answer (and the chat template) when saying what fits:
@@ -36,7 +36,7 @@ class PromptTokens:
 
 @lru_cache(maxsize=16)
 def preamble_tokens(corpus: Corpus, tokenizer: str = REFERENCE) -> int:
-    return count_tokens(corpus_preamble(corpus), tokenizer)
+    return counted_tokens(corpus_preamble(corpus), tokenizer)
 
 
 def prompt_tokens(
@@ -44,7 +44,7 @@ def prompt_tokens(
 ) -> int:
     """Tokens of ``build_prompt(corpus, target, no_think=no_think)`` under ``tokenizer``."""
     task = task_text(corpus, target, no_think=no_think)
-    return preamble_tokens(corpus, tokenizer) + count_tokens(task, tokenizer)
+    return preamble_tokens(corpus, tokenizer) + counted_tokens(task, tokenizer)
 
 
 def prompt_range(
