@@ -81,15 +81,25 @@ class _ClientBase:
             req, response.status_code, response.text, latency_s=latency_s, attempts=attempt
         )
 
-    @staticmethod
-    def _give_up_or_delay(error: LLMError, attempts: Attempts) -> float:
-        """The shared policy decides; a final error says how many attempts it took."""
+    def _settle(
+        self, req: ChatRequest, sent: httpx.Response | httpx.TransportError, started: float,
+        attempts: Attempts,
+    ) -> ChatResult | float:
+        """One attempt's result, or the seconds to wait before the next one; the shared
+        policy decides, and a final error (raised) says how many attempts it took."""
+        if isinstance(sent, httpx.TransportError):
+            outcome: ChatResult | LLMError = self._connection_error(req, sent)
+        else:
+            latency = time.perf_counter() - started
+            outcome = self._outcome(req, sent, latency, attempts.attempt)
+        if isinstance(outcome, ChatResult):
+            return outcome
         delay = attempts.next_delay(
-            retryable=error.retryable, retry_after=getattr(error, "retry_after", None)
+            retryable=outcome.retryable, retry_after=getattr(outcome, "retry_after", None)
         )
         if delay is None:
-            error.attempts = attempts.attempt
-            raise error
+            outcome.attempts = attempts.attempt
+            raise outcome
         return delay
 
 
@@ -127,15 +137,14 @@ class ChatClient(_ClientBase):
             attempts.start()
             started = time.perf_counter()
             try:
-                response = self._http.post(req.url, json=req.payload, headers=req.headers())
+                sent: httpx.Response | httpx.TransportError = self._http.post(
+                    req.url, json=req.payload, headers=req.headers())
             except httpx.TransportError as exc:
-                outcome: ChatResult | LLMError = self._connection_error(req, exc)
-            else:
-                latency = time.perf_counter() - started
-                outcome = self._outcome(req, response, latency, attempts.attempt)
-            if isinstance(outcome, ChatResult):
-                return outcome
-            self._sleep(self._give_up_or_delay(outcome, attempts))
+                sent = exc
+            settled = self._settle(req, sent, started, attempts)
+            if isinstance(settled, ChatResult):
+                return settled
+            self._sleep(settled)
 
     def close(self) -> None:
         self._http.close()
@@ -176,15 +185,14 @@ class AsyncChatClient(_ClientBase):
             attempts.start()
             started = time.perf_counter()
             try:
-                response = await self._http.post(req.url, json=req.payload, headers=req.headers())
+                sent: httpx.Response | httpx.TransportError = await self._http.post(
+                    req.url, json=req.payload, headers=req.headers())
             except httpx.TransportError as exc:
-                outcome: ChatResult | LLMError = self._connection_error(req, exc)
-            else:
-                latency = time.perf_counter() - started
-                outcome = self._outcome(req, response, latency, attempts.attempt)
-            if isinstance(outcome, ChatResult):
-                return outcome
-            await self._sleep(self._give_up_or_delay(outcome, attempts))
+                sent = exc
+            settled = self._settle(req, sent, started, attempts)
+            if isinstance(settled, ChatResult):
+                return settled
+            await self._sleep(settled)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -41,7 +41,12 @@ class EngineRequest:
 
 
 class EngineError(Exception):
-    """Raised inside a client (e.g. for an API error field); ``search`` turns it into data."""
+    """Raised inside a client (e.g. for an API error field); ``search`` turns it into data.
+    ``retries`` says how often the request was sent again before it failed for good."""
+
+    def __init__(self, message: str, *, retries: int = 0) -> None:
+        super().__init__(message)
+        self.retries = retries
 
 
 class HttpSearchClient(ABC):
@@ -80,7 +85,6 @@ class HttpSearchClient(ABC):
         self._owns_client = client is None
         #: Wall time of every successful ``search`` call, retries included.
         self.latency_samples: list[float] = []
-        self._retries = 0
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "unset"
@@ -107,20 +111,24 @@ class HttpSearchClient(ABC):
 
     async def search(self, query: str, *, num_results: int) -> SearchOutcome:
         start = perf_counter()
-        self._retries = 0
         try:
             parsed = parse_query(query)
             if parsed.is_empty:
                 raise EngineError("empty query: nothing to search for (no request sent)")
-            request = self.build_request(parsed, num_results)
-            payload = await self._send(request)
+            payload, retries = await self._send(self.build_request(parsed, num_results))
+        except EngineError as exc:
+            return self._failed(exc, start, exc.retries)
+        try:
             results = self._finish(self._map(payload), num_results)
         except EngineError as exc:
-            error = self._redact(f"{self.name}: {exc}")
-            return SearchOutcome((), error, perf_counter() - start, self._retries)
+            return self._failed(exc, start, retries)
         latency = perf_counter() - start
         self.latency_samples.append(latency)
-        return SearchOutcome(results, None, latency, self._retries)
+        return SearchOutcome(results, None, latency, retries)
+
+    def _failed(self, exc: EngineError, start: float, retries: int) -> SearchOutcome:
+        error = self._redact(f"{self.name}: {exc}")
+        return SearchOutcome((), error, perf_counter() - start, retries)
 
     async def aclose(self) -> None:
         if self._client is not None and self._owns_client:
@@ -138,7 +146,8 @@ class HttpSearchClient(ABC):
             self._client = httpx.AsyncClient(timeout=self.timeout)
         return self._client
 
-    async def _send(self, request: EngineRequest) -> Any:
+    async def _send(self, request: EngineRequest) -> tuple[Any, int]:
+        """The decoded JSON body and how many times the request was sent again."""
         http = self._http()
         built = http.build_request(
             request.method,
@@ -151,16 +160,14 @@ class HttpSearchClient(ABC):
         try:
             sent = await send(http, built, self.retry, self._sleep)
         except RetriesExhausted as exc:
-            self._retries = exc.attempts - 1
             reason = (f"timed out after {self.timeout:g}s" if exc.timed_out
                       else f"connection error ({type(exc.error).__name__})")
-            raise EngineError(_gave_up(reason, exc.attempts)) from exc
-        self._retries = sent.retries
+            raise EngineError(_gave_up(reason, exc.attempts), retries=exc.attempts - 1) from exc
         response = sent.response
-        if response.is_success:
-            return _decode_json(response)
-        raise EngineError(_gave_up(f"HTTP {response.status_code}{_detail(response)}",
-                                   sent.attempts))
+        if not response.is_success:
+            raise EngineError(_gave_up(f"HTTP {response.status_code}{_detail(response)}",
+                                       sent.attempts), retries=sent.retries)
+        return _decode_json(response, sent.retries), sent.retries
 
     def _map(self, payload: Any) -> list[SearchResult]:
         try:
@@ -214,12 +221,13 @@ def _gave_up(reason: str, attempts: int) -> str:
     return f"{reason}; gave up after {attempts} attempts" if attempts > 1 else reason
 
 
-def _decode_json(response: httpx.Response) -> Any:
+def _decode_json(response: httpx.Response, retries: int) -> Any:
     try:
         return response.json()
     except ValueError as exc:
         preview = response.text[:60]
-        raise EngineError(f"response is not valid JSON (starts {preview!r})") from exc
+        raise EngineError(f"response is not valid JSON (starts {preview!r})",
+                          retries=retries) from exc
 
 
 def _detail(response: httpx.Response) -> str:
