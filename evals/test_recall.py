@@ -8,6 +8,7 @@ a FAILED with the coloured line diff as its message.
 
 import pytest
 
+from needle_lib.contract.outcome import NOTHING_TO_SCORE, Outcome, scored_outcome
 from needle_lib.recall.results import score_fields
 from needle_lib.report.terminal import explain_case
 
@@ -17,7 +18,8 @@ def test_recall(recall_case, recall_answer, scorecard):
     scorecard.update_case(**score_fields(score))
     diff = [line.to_json() for line in score.diff]
     scorecard.set_detail("diff", diff)
-    if score.scored == 0:
-        pytest.skip("no scoreable lines in this window under the current scoring policy")
-    if not score.passed:
+    outcome = scored_outcome(score.scored, score.passed)
+    if outcome is Outcome.SKIPPED:
+        pytest.skip(NOTHING_TO_SCORE)
+    if outcome is Outcome.FAILED:
         pytest.fail(explain_case(scorecard.case, diff, color=scorecard.color), pytrace=False)

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from needle_lib.errors import UsageError
 
-class ConfigError(ValueError):
+
+class ConfigError(UsageError, ValueError):
     """A config file is missing, unreadable, or does not match its schema."""
 
 

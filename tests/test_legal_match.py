@@ -8,8 +8,8 @@ import pytest
 
 from needle_lib.benches.legal.bench import LegalBench
 from needle_lib.benches.legal.match import (
+    GoldError,
     LegalGold,
-    LegalGoldError,
     citation_key,
     docket_keys,
     extract_ids,
@@ -229,5 +229,5 @@ def test_needle_rows_load_with_string_fields_and_group_by_suite_syntax_court(tmp
     ({"ids": {"cluster": "1"}, "party_tokens": "fresh"}, "'party_tokens' must be a list"),
 ])
 def test_unusable_gold_is_a_clear_error(gold, message):
-    with pytest.raises(LegalGoldError, match=message):
+    with pytest.raises(GoldError, match=message):
         LegalGold.from_row(gold)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from datetime import UTC, datetime
 
 import pytest
 from scholar_fakes import A1, A2, A3, A4, A6, CORPUS, E2, KEPT, NOW, run_generate
 
 from needle_lib.benches.rows import query_hash
 from needle_lib.cli import main
+from needle_lib.clock import NOW_ENV
 from needle_lib.testing.scholar_sources import FakeScholarSources
 
 TITLES = {p.title: p for p in CORPUS}
@@ -131,8 +131,9 @@ def cli(monkeypatch, env, *args):
 
 
 def test_cli_writes_rows_and_a_summary(monkeypatch, tmp_path, capsys):
-    # the CLI dates windows from the real clock, so the fake dates papers from it too
-    with FakeScholarSources(CORPUS, datetime.now(UTC)) as server:
+    # the CLI dates windows from NEEDLE_NOW, so the fake dates papers from the same moment
+    monkeypatch.setenv(NOW_ENV, NOW.isoformat())
+    with FakeScholarSources(CORPUS, NOW) as server:
         out = tmp_path / "scholar.jsonl"
         code = cli(monkeypatch, server.env(), "--suites", "europepmc", "--per-cell", "1",
                    "--age-buckets", "7d,30d", "--seed", "3", "--out", str(out))

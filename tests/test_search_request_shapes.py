@@ -8,16 +8,16 @@ in what goes over the wire shows up here as a one-line diff.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
+from fakeclock import PINNED_NOW
 
 from needle_lib.search import ENGINES, make_engine
 
 KEY = "sk-shape-KEY"
-TODAY = datetime.now(UTC).date().isoformat()
+TODAY = PINNED_NOW.date().isoformat()  # an open range ends on the (pinned) day
 
 # 80 words, 550 characters: over Brave's 50 words, Octen's 500 characters, Ceramic's 50 words.
 LONG_WORDS = [f"term{i}" for i in range(80)]

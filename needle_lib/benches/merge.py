@@ -15,18 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from needle_lib.benches.runfiles import assemble_report
-from needle_lib.recall.merge import Merged, MergeError, Part, differences
+from needle_lib.recall.merge import Merged, MergeError, Part, check_setups
+
 
 #: Header fields that may differ between parts of one run.
-_PER_MACHINE = frozenset({"engines", "expected_cases", "package", "started_at"})
-
-
-def _setup(header: dict[str, Any]) -> dict[str, Any]:
-    shared = {k: v for k, v in header.items() if k not in _PER_MACHINE}
-    shared["queries"] = {k: v for k, v in (header.get("queries") or {}).items() if k != "path"}
-    return shared
-
-
 def _header(part: Part) -> dict[str, Any]:
     header = part.dump.get("header")
     if not isinstance(header, dict) or not isinstance(part.dump.get("cases"), list):
@@ -38,13 +30,7 @@ def _header(part: Part) -> dict[str, Any]:
 def merge_search(parts: list[Part]) -> Merged:
     """One report from ``parts``; MergeError when they are not parts of one run."""
     headers = [_header(part) for part in parts]
-    for part, header in zip(parts[1:], headers[1:], strict=True):
-        diffs = differences(_setup(headers[0]), _setup(header))
-        if diffs:
-            lines = [f"{name}: {a!r} ({parts[0].path.name}) vs {b!r} ({part.path.name})"
-                     for name, a, b in diffs]
-            raise MergeError(f"{part.path} comes from a different setup than "
-                             f"{parts[0].path}; refusing to mix:\n  " + "\n  ".join(lines))
+    check_setups(parts, headers)
     engines = list(dict.fromkeys(e for header in headers for e in header["engines"]))
     owner: dict[tuple[str, str], str] = {}
     cases = []

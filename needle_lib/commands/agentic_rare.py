@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from needle_lib.benches.agentic_rare.language import english_zipf, fasttext_iden
 from needle_lib.benches.agentic_rare.table import count_rows, read_rows, write_parquet
 from needle_lib.benches.agentic_rare.wordpiece import vocab_path, wordpiece
 from needle_lib.benches.rows import write_rows
+from needle_lib.clock import utc_now
 from needle_lib.commands.generation import add_bench_parser
 from needle_lib.progress import Progress
 
@@ -124,7 +124,7 @@ def _counted(rows: Iterator[dict[str, Any]], bar: Progress) -> Iterator[dict[str
 
 def _generate(args: argparse.Namespace) -> int:
     artifact = _source(args, ARTIFACT_FILE)
-    rows = sample_query_rows(read_rows(artifact), now=datetime.now(UTC), limit=args.limit,
+    rows = sample_query_rows(read_rows(artifact), now=utc_now(), limit=args.limit,
                              seed=args.seed, query_field=args.query_field)
     if not rows:
         print(f"needle agentic-rare generate: {artifact} has no rows; nothing written",

@@ -15,10 +15,11 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from needle_lib.benches.rows import seed_from_hour, write_rows
+from needle_lib.clock import utc_now
 from needle_lib.llm import AsyncChatClient, load_dotenv_once, make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
 from needle_lib.net.sources import SourceClient
@@ -90,7 +91,7 @@ def run_generation(prog: str, args: argparse.Namespace,
     errors end the run with one line; no rows is a failure and writes nothing.
     """
     load_dotenv_once()
-    now = datetime.now(UTC)
+    now = utc_now()
     seed = args.seed if args.seed is not None else seed_from_hour(now)
     print(f"{prog}: seed {seed}, suites {','.join(args.suites)}"
           + "".join(f", {detail}" for detail in details), file=sys.stderr)

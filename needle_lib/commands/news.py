@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import re
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 from needle_lib.argtypes import positive_int
@@ -20,6 +19,7 @@ from needle_lib.benches.news.generate import SOURCES, US_ALL, NewsOptions, gener
 from needle_lib.benches.news.project import DEFAULT_LLM_CONCURRENCY, Projector
 from needle_lib.benches.news.sources import FeedClient, TrendsClient
 from needle_lib.benches.rows import write_rows
+from needle_lib.clock import utc_now
 from needle_lib.commands.generation import add_bench_parser
 from needle_lib.llm import make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
@@ -83,7 +83,7 @@ async def _generate(args: argparse.Namespace):
         return await generate_news(
             feeds=feeds, feed_client=feed_client, trends_client=trends_client,
             projector=Projector(client, concurrency=args.llm_concurrency),
-            clock=lambda: datetime.now(UTC),
+            clock=utc_now,
             options=NewsOptions(source=args.source, geos=args.geos,
                                 min_candidates=args.min_candidates, max_trends=args.max_trends,
                                 limit=args.limit, seed=args.seed),

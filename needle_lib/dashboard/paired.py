@@ -13,17 +13,14 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
+from needle_lib.contract.setup import request_knobs
 from needle_lib.dashboard.runs import Run, stale_reasons
+from needle_lib.errors import UsageError
 from needle_lib.metrics.bootstrap import DEFAULT_SEED, Interval, paired_bootstrap_difference
 from needle_lib.recall.results import PASSED
 
-#: Request fields that say where or who, not how: a different server URL or label does not
-#: change what the model is asked, so they do not count as a knob.
-BOOKKEEPING_FIELDS = frozenset({"label", "config", "source", "base_url", "auth", "timeout",
-                                "concurrency"})
 
-
-class ComparisonError(ValueError):
+class ComparisonError(UsageError, ValueError):
     """Two runs that cannot be compared target by target."""
 
 
@@ -161,10 +158,8 @@ def compare_runs(a: Run, b: Run, *, seed: int = DEFAULT_SEED) -> PairedCompariso
 
 
 def knob_differences(a: Run, b: Run) -> dict[str, tuple[Any, Any]]:
-    """Request fields (excluding bookkeeping) on which two runs differ: field → (A, B)."""
-    ra, rb = a.request, b.request
-    return {key: (ra.get(key), rb.get(key)) for key in sorted((ra.keys() | rb.keys())
-            - BOOKKEEPING_FIELDS) if ra.get(key) != rb.get(key)}
+    """The request knobs on which two runs differ (bookkeeping such as a base URL aside)."""
+    return request_knobs(a.request, b.request)
 
 
 def model_family(model_id: Any) -> str:

@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from needle_lib.errors import UsageError
 from needle_lib.metrics.bootstrap import Interval, bootstrap_proportion, bootstrap_ratio
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.results import ERROR, FAILED, PASSED, SKIPPED, summarize
@@ -23,7 +24,7 @@ CURRENT_VERSIONS = {"prompt_version": PROMPT_VERSION, "scorer_version": SCORER_V
 DEFAULT_SCORING = {"count_comments": True, "relax_indent": False}
 
 
-class DumpError(ValueError):
+class DumpError(UsageError, ValueError):
     """A file that claims to be a recall dump but does not follow the format."""
 
 

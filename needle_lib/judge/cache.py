@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
+from needle_lib.errors import UsageError
 from needle_lib.judge.verdict import Verdict
 from needle_lib.metrics.urls import normalize_url
 from needle_lib.paths import CACHE_DIR
@@ -81,7 +82,7 @@ ON CONFLICT(key) DO NOTHING
 """
 
 
-class CacheError(RuntimeError):
+class CacheError(UsageError):
     """The cache file cannot be used; the message names it."""
 
 

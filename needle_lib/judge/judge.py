@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any, Self
 
 import httpx
 
+from needle_lib.clock import utc_today
 from needle_lib.judge.cache import DEFAULT_CACHE_PATH, JudgeCache, JudgedPair, ProfiledQuery
 from needle_lib.judge.config import MAX_TOKENS_ENV, judge_model_config
 from needle_lib.judge.parse import parse_verdict
@@ -34,10 +35,6 @@ from needle_lib.judge.verdict import JudgeError, JudgeItem, Verdict
 from needle_lib.llm import AsyncChatClient, LLMError, RetryPolicy, make_async_chat_client
 
 DEFAULT_CONCURRENCY = 8
-
-
-def utc_today() -> date:
-    return datetime.now(UTC).date()
 
 
 class RelevanceJudge:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from needle_lib.errors import NeedleError
+
 #: Google "Needs Met" rating → label. The labels are the exact strings the prompt asks for.
 LABELS: dict[int, str] = {0: "FailsM", 1: "SM", 2: "MM", 3: "HM", 4: "FullyM"}
 
@@ -42,7 +44,7 @@ class Verdict:
     gates: dict[str, str] = field(default_factory=dict)
 
 
-class JudgeError(Exception):
+class JudgeError(NeedleError):
     """A result could not be rated (request failed or the answer was unusable).
 
     A failure is never a zero: a zero would silently score the engine as irrelevant for what

@@ -8,10 +8,11 @@ never from request headers.
 
 from __future__ import annotations
 
+from needle_lib.errors import NeedleError
 from needle_lib.net.retry import RETRYABLE_STATUSES
 
 
-class LLMError(Exception):
+class LLMError(NeedleError):
     """Base class: a chat request to ``model`` at ``url`` failed."""
 
     #: Whether sending the same request again may succeed (connection trouble, 429, 5xx).

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import httpx
 
 from needle_lib import __version__
+from needle_lib.errors import NeedleError
 from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, send
 from needle_lib.tomlconf import ConfigError
 
@@ -42,7 +43,7 @@ class MissingContact(ConfigError):
         self.source = source
 
 
-class SourceError(Exception):
+class SourceError(NeedleError):
     """A source request failed for good (after retries); names the source, URL and reason."""
 
     def __init__(self, source: str, url: str, reason: str, status: int | None = None) -> None:

@@ -43,6 +43,8 @@ from needle_lib.plugin.shard import select_shard
 from needle_lib.plugin.usage import validate_run
 from needle_lib.tomlconf import ConfigError
 
+CONTROLLER = "needle-controller"
+
 __all__ = [
     "recall_answer",
     "recall_client_pool",
@@ -66,7 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None:
         config.stash[state_key] = RunState(Path(tempfile.mkdtemp(prefix="needle-run-")))
-        config.pluginmanager.register(Controller(config), "needle-controller")
+        config.pluginmanager.register(Controller(config), CONTROLLER)
         default_html_report(config)
         _default_dist_for_search(config)
     else:
@@ -87,6 +89,9 @@ def pytest_configure_node(node) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    controller = config.pluginmanager.get_plugin(CONTROLLER)
+    if controller is not None:  # as junitxml does: a later session in-process starts clean
+        config.pluginmanager.unregister(controller)
     state = config.stash.get(state_key, None)
     if state is None:
         return

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from needle_lib.contract.outcome import Outcome, report_outcome
+from needle_lib.contract.records import CaseRecord
 from needle_lib.jsonio import read_json
 from needle_lib.plugin.dumps import RecallDumps
 from needle_lib.plugin.scorecard import record_of
@@ -19,28 +21,18 @@ from needle_lib.plugin.search import HOW_TO_RUN
 from needle_lib.plugin.search_reports import SearchReports, engine_table
 from needle_lib.plugin.session import dump_path, results_dir, use_color
 from needle_lib.recall.gates import GateSettings, check_gates
-from needle_lib.recall.results import ERROR, FAILED, PASSED, SKIPPED
 from needle_lib.report.html import diff_html, search_case_html, summary_html
 from needle_lib.report.terminal import summary_table
 
 
-def outcome_of(report: pytest.TestReport, record: dict[str, Any]) -> str | None:
-    """The case outcome a report settles, or None when a later phase will settle it."""
-    if report.when == "setup":
-        if report.failed:
-            return ERROR
-        return SKIPPED if report.skipped else None
-    if report.when != "call":
-        return None
-    if report.skipped:
-        return SKIPPED
-    if report.passed:
-        return PASSED
-    # A failure before the verdict was scored is a crash, not a quality result. Recall cases
-    # record their score, search cases their verdict, just before asserting.
+def outcome_of(report: pytest.TestReport, record: CaseRecord) -> Outcome | None:
+    """The case outcome a report settles, or None when a later phase will settle it.
+
+    Recall cases record their score, search cases their verdict, just before asserting;
+    a failure before that is a crash, not a quality result."""
     case = record["case"]
-    scored = case.get("scored") is not None or case.get("verdict") is not None
-    return FAILED if scored else ERROR
+    decided = case.get("scored") is not None or case.get("verdict") is not None
+    return report_outcome(report.when, report.passed, report.skipped, case, decided)
 
 
 def _last_line(text: str) -> str:
@@ -73,6 +65,8 @@ class Controller:
         self.search = SearchReports(results_dir(config), Path(dump) if dump else None,
                                     part=part)
         self.gates = gate_settings(config)
+        #: Outcome per node id, so a teardown report can re-file its case with the verdict.
+        self.settled: dict[str, Outcome] = {}
         self.finished: list[dict[str, Any]] = []
         self.search_finished: list[dict[str, Any]] = []
         self.gate_failures: list[str] = []
@@ -85,17 +79,25 @@ class Controller:
             if report.skipped and HOW_TO_RUN in str(report.longrepr):
                 self._note(HOW_TO_RUN)
             return
+        if report.when == "teardown" and report.failed:
+            self._teardown_failed(report, record)
+            return
         outcome = outcome_of(report, record)
         if outcome is None:
             return
+        self.settled[report.nodeid] = outcome
         case = record["case"]
-        if outcome == ERROR and not case.get("error"):
+        if outcome == Outcome.ERROR and not case.get("error"):
             case["error"] = _last_line(report.longreprtext) or "error"
-        skipped_by_pytest = outcome == SKIPPED and isinstance(report.longrepr, tuple)
+        skipped_by_pytest = outcome == Outcome.SKIPPED and isinstance(report.longrepr, tuple)
         if skipped_by_pytest and not case.get("skip_reason"):
             case["skip_reason"] = str(report.longrepr[-1])
         for message in record.get("messages", []):
             self._note(message)
+        self._add(report, record, outcome)
+
+    def _add(self, report: pytest.TestReport, record: CaseRecord, outcome: Outcome) -> None:
+        case = record["case"]
         if record["kind"] == "recall":
             self.recall.add(record, outcome)
             if record.get("diff") is not None:
@@ -103,6 +105,18 @@ class Controller:
         elif record["kind"] == "search":
             self.search.add(record, outcome)
             self._attach_html(report, search_case_html(case))
+
+    def _teardown_failed(self, report: pytest.TestReport, record: CaseRecord) -> None:
+        """A fixture's cleanup failed after the case was settled: the verdict stands (it was
+        measured), the dump records the teardown error beside it, and the run says so, as
+        junitxml reports an error at teardown beside the test's own result."""
+        reason = _last_line(report.longreprtext) or "error at teardown"
+        record["case"]["teardown_error"] = reason
+        self._note(f"{report.nodeid}: error at teardown: {reason}")
+        outcome = self.settled.get(report.nodeid, Outcome.ERROR)
+        if outcome == Outcome.ERROR and not record["case"].get("error"):
+            record["case"]["error"] = f"teardown: {reason}"
+        self._add(report, record, outcome)
 
     def _note(self, message: str) -> None:
         if message not in self.messages:

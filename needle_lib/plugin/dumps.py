@@ -6,8 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from needle_lib.contract.outcome import is_answered
 from needle_lib.jsonio import read_json, write_json_atomic
-from needle_lib.recall.results import FAILED, PASSED, finalize, new_dump
+from needle_lib.recall.results import finalize, new_dump
 
 
 class RecallDumps:
@@ -27,8 +28,8 @@ class RecallDumps:
         dump = new_dump(record["header"])
         if self.resume and path.is_file():
             previous = read_json(path)
-            # Provenance was checked at collection; keep the cases that were scored.
-            kept = [c for c in previous.get("cases", []) if c["outcome"] in (PASSED, FAILED)]
+            # The setup was checked at session start; keep the cases that were answered.
+            kept = [c for c in previous.get("cases", []) if is_answered(c)]
             dump["cases"] = kept
             dump["resumed_from"] = {"cases_kept": len(kept)}
         self.dumps[pair] = dump

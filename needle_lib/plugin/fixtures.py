@@ -23,6 +23,7 @@ from needle_lib.benches.known_item import (
 )
 from needle_lib.benches.registry import bench_named
 from needle_lib.benches.rows import row_day
+from needle_lib.contract.records import recall_case_record, search_case_record
 from needle_lib.judge import JudgeError
 from needle_lib.llm import ChatResult
 from needle_lib.plugin.dispatch import RecallDispatcher
@@ -38,7 +39,7 @@ from needle_lib.plugin.scorecard import Scorecard
 from needle_lib.plugin.search import SearchCase, SearchClients, judged_result, matched_result
 from needle_lib.plugin.session import recall_plan, run_state, search_plan, use_color
 from needle_lib.plugin.shard import part_fields
-from needle_lib.recall.results import EMPTY_CASE, answer_fields
+from needle_lib.recall.results import answer_fields
 from needle_lib.search.base import cap_snippet
 from needle_lib.search.types import MissingAPIKey, SearchOutcome
 from needle_lib.tomlconf import ConfigError
@@ -84,7 +85,7 @@ def recall_answer(
     scorecard.open(
         "recall", recall_case.pair,
         {**plan.header(recall_case), **part_fields(config, recall_case.pair)},
-        case={**EMPTY_CASE, **recall_case.case_fields()},
+        case=recall_case_record(**recall_case.case_fields()),
     )
     scorecard.set_detail("messages", plan.messages_for(recall_case))
     stored = stored_answer(config, recall_case)
@@ -152,10 +153,9 @@ def _search(request: pytest.FixtureRequest, search_case: SearchCase,
     query = search_case.query
     scorecard.open(
         "search", plan.pair(search_case.bench), plan.header(search_case.bench),
-        case={"query_id": query.query_id, "query": query.query, "stratum": query.stratum,
-              "engine": search_case.engine, "results": [], "search_error": None,
-              "judge_errors": 0, "judge_requests": 0, "latency_s": None, "retries": 0,
-              "outcome": None, **case_fields},
+        case=search_case_record(query_id=query.query_id, query=query.query,
+                                stratum=query.stratum, engine=search_case.engine,
+                                **case_fields),
     )
     subject = f"engine {search_case.engine}"
     _fail_fast(config, scorecard, subject)

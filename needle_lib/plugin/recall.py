@@ -34,7 +34,7 @@ from needle_lib.recall.prompt import build_messages
 from needle_lib.recall.reference import reference_answer
 from needle_lib.recall.score import Score, score_answer
 from needle_lib.recall.suite import RecallSuite, load_suite
-from needle_lib.recall.targets import Target
+from needle_lib.recall.targets import Target, UnknownFunction
 from needle_lib.tomlconf import ConfigError
 
 DEFAULT_MODEL = "reference"
@@ -188,7 +188,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
         )
         try:
             suite = load_suite(corpus_config, sample=sample, functions=functions or None)
-        except LookupError as exc:
+        except UnknownFunction as exc:
             misses.append(f"{corpus_config.name}: {exc.args[0]}")
             continue
         suites.append(suite)

@@ -1,9 +1,10 @@
 """``--resume``: reuse the scored cases of an earlier dump, ask only for the rest.
 
-A dump can only be resumed by a run that would have produced it: same prompt and scorer
-versions, corpus text, request shape, sampling and scoring. Anything else is refused with
-the differing fields named, because mixing cases from two setups makes a number that
-describes neither.
+A dump can only be resumed by a run of the same setup (``contract.setup``: prompt and scorer
+versions, corpus text, request shape, sampling, scoring; a base URL, timeout, label or
+concurrency may differ). Anything else is refused with the differing leaves named, because
+mixing cases from two setups makes a number that describes neither. Answered cases (scored
+or skipped by the policy) are kept; errors and fail-fast skips are asked again.
 """
 
 from __future__ import annotations
@@ -12,17 +13,13 @@ from typing import Any
 
 import pytest
 
+from needle_lib.contract.outcome import is_answered
+from needle_lib.contract.setup import refusal, setup_differences
 from needle_lib.jsonio import read_json
 from needle_lib.llm import ChatResult
 from needle_lib.plugin.recall import RecallCase, RecallPlan
 from needle_lib.plugin.session import dump_path
-from needle_lib.recall.results import (
-    FAILED,
-    PASSED,
-    new_dump,
-    provenance_differences,
-    stored_result,
-)
+from needle_lib.recall.results import new_dump, stored_result
 
 _cache_key = pytest.StashKey[dict[str, dict[str, dict[str, Any]]]]()
 
@@ -44,15 +41,12 @@ def check_resume(config: pytest.Config, plan: RecallPlan) -> None:
             previous = read_json(path)
         except ValueError as exc:
             raise pytest.UsageError(f"--resume: {path} is not valid JSON: {exc}") from None
-        diffs = provenance_differences(previous, new_dump(plan.header(case)))
+        diffs = setup_differences(previous, new_dump(plan.header(case)))
         if diffs:
-            raise pytest.UsageError(
-                f"--resume: {path} was produced by a different setup; refusing to mix:\n  "
-                + "\n  ".join(diffs)
-            )
-        seen[case.pair] = {
-            c["case_id"]: c for c in previous.get("cases", []) if c["outcome"] in (PASSED, FAILED)
-        }
+            raise pytest.UsageError(refusal(
+                f"--resume: {path} was produced by a different setup; refusing to mix",
+                diffs, ("dump", "this run")))
+        seen[case.pair] = {c["case_id"]: c for c in previous.get("cases", []) if is_answered(c)}
     config.stash[_cache_key] = seen
 
 

@@ -1,16 +1,18 @@
 """The ``scorecard``: how a case's record travels from a test to the controller.
 
-A record is a plain JSON-able dict attached to the test item's ``user_properties`` under
-``RECORD_KEY``. pytest copies user properties into every test report and xdist ships
+A record (``contract.records.CaseRecord``) is a JSON-able dict attached to the test
+item's ``user_properties`` under ``RECORD_KEY``. pytest copies user properties into every test report and xdist ships
 reports from workers to the controller, so the controller sees each record exactly as the
 worker built it — the same path pytest's own ``record_property`` and junitxml use.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+
+from needle_lib.contract.records import CaseRecord, RecallCaseRecord, SearchCaseRecord
 
 RECORD_KEY = "needle_record"
 
@@ -19,28 +21,34 @@ class Scorecard:
     def __init__(self, item: pytest.Item, *, color: bool) -> None:
         self._item = item
         self.color = color
-        self.record: dict[str, Any] = {}
+        self.record: CaseRecord | None = None
 
-    def open(self, kind: str, pair: str, header: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    def open(self, kind: Literal["recall", "search"], pair: str, header: dict[str, Any], *,
+             case: RecallCaseRecord | SearchCaseRecord) -> CaseRecord:
         """Start this case's record; later updates reach the controller with the report."""
-        self.record = {"kind": kind, "pair": pair, "header": header, **fields}
+        self.record = CaseRecord(kind=kind, pair=pair, header=header, case=case)
         self._item.user_properties.append((RECORD_KEY, self.record))
         return self.record
 
+    def _opened(self) -> CaseRecord:
+        if self.record is None:
+            raise RuntimeError("scorecard used before a fixture opened the case's record")
+        return self.record
+
     @property
-    def case(self) -> dict[str, Any]:
+    def case(self) -> Any:
         """The part of the record that goes into the dump."""
-        return self.record["case"]
+        return self._opened()["case"]
 
     def update_case(self, **fields: Any) -> None:
-        self.record["case"].update(fields)
+        self._opened()["case"].update(fields)
 
-    def set_detail(self, name: str, value: Any) -> None:
+    def set_detail(self, name: Literal["diff", "messages"], value: Any) -> None:
         """Report-only data (a diff, say): shown in terminal and HTML, not dumped."""
-        self.record[name] = value
+        self._opened()[name] = value
 
 
-def record_of(report: pytest.TestReport) -> dict[str, Any] | None:
+def record_of(report: pytest.TestReport) -> CaseRecord | None:
     for name, value in report.user_properties:
         if name == RECORD_KEY:
             return value

@@ -9,12 +9,12 @@ import pytest
 
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.console import want_color
+from needle_lib.errors import UsageError as NeedleUsageError
 from needle_lib.paths import RESULTS_DIR
 from needle_lib.plugin.recall import RecallPlan, build_plan
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.search import SearchPlan, build_search_plan
 from needle_lib.plugin.shard import part_path, writes_parts
-from needle_lib.tomlconf import ConfigError
 
 RUN_DIR_KEY = "needle_run_dir"
 plan_key = pytest.StashKey[RecallPlan]()
@@ -23,11 +23,12 @@ search_plan_key = pytest.StashKey[SearchPlan]()
 
 
 def recall_plan(config: pytest.Config) -> RecallPlan:
-    """The run's recall plan, built once per process; config errors become usage errors."""
+    """The run's recall plan, built once per process; Needle's usage errors become pytest's
+    (exit 4). Anything else is a bug and keeps its traceback."""
     if plan_key not in config.stash:
         try:
             config.stash[plan_key] = build_plan(config)
-        except (ConfigError, LookupError, ValueError) as exc:
+        except NeedleUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
     return config.stash[plan_key]
 
@@ -40,7 +41,7 @@ def search_plan(config: pytest.Config) -> SearchPlan:
             plan = build_search_plan(config)
             for bench in BENCH_NAMES:
                 plan.bench_queries(bench)
-        except (ConfigError, ValueError) as exc:
+        except NeedleUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
         config.stash[search_plan_key] = plan
     return config.stash[search_plan_key]

@@ -16,6 +16,7 @@ import tokenize
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from needle_lib.errors import UsageError
 from needle_lib.recall.corpus import Corpus, split_lines
 
 EXTRACTOR_VERSION = "1"
@@ -24,7 +25,7 @@ CODE, BLANK, COMMENT, DOCSTRING = "code", "blank", "comment", "docstring"
 PROSE_KINDS = frozenset({COMMENT, DOCSTRING})
 
 
-class ExtractionError(ValueError):
+class ExtractionError(UsageError, ValueError):
     """A corpus file could not be parsed."""
 
 

@@ -14,14 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from needle_lib.recall.results import THROUGHPUT_REQUEST_KEYS, finalize, new_dump
-
-#: Top-level fields that describe one machine's run, not the setup every part shares.
-RUN_FIELDS = frozenset({"cases", "summary", "in_progress", "complete", "valid", "shard",
-                        "resumed_from"})
+from needle_lib.contract.setup import RUN_STATE, refusal, setup_differences
+from needle_lib.errors import UsageError
+from needle_lib.recall.results import finalize, new_dump
 
 
-class MergeError(ValueError):
+class MergeError(UsageError, ValueError):
     """Parts that cannot make one dump; the message names the files and the difference."""
 
 
@@ -42,36 +40,15 @@ class Merged:
     resume_hint: str | None = None
 
 
-def setup(dump: dict[str, Any]) -> dict[str, Any]:
-    """The fields every part of one run shares (throughput settings aside)."""
-    shared = {key: value for key, value in dump.items() if key not in RUN_FIELDS}
-    model = dict(shared.get("model") or {})
-    if isinstance(model.get("request"), dict):
-        model["request"] = {k: v for k, v in model["request"].items()
-                            if k not in THROUGHPUT_REQUEST_KEYS}
-    shared["model"] = model
-    return shared
-
-
-def differences(a: Any, b: Any, where: str = "") -> list[tuple[str, Any, Any]]:
-    """(dotted field, value in a, value in b) for every leaf on which ``a`` and ``b`` differ."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        found = []
-        for key in sorted(a.keys() | b.keys()):
-            found += differences(a.get(key), b.get(key), f"{where}.{key}" if where else key)
-        return found
-    return [] if a == b else [(where, a, b)]
-
-
-def _check_setups(parts: list[Part]) -> None:
-    first = parts[0]
-    for part in parts[1:]:
-        diffs = differences(setup(first.dump), setup(part.dump))
+def check_setups(parts: list[Part], headers: list[dict[str, Any]]) -> None:
+    """Refuse parts whose headers differ in setup, naming every differing leaf."""
+    first, first_header = parts[0], headers[0]
+    for part, header in zip(parts[1:], headers[1:], strict=True):
+        diffs = setup_differences(first_header, header)
         if diffs:
-            lines = [f"{name}: {a!r} ({first.path.name}) vs {b!r} ({part.path.name})"
-                     for name, a, b in diffs]
-            raise MergeError(f"{part.path} comes from a different setup than {first.path}; "
-                             "refusing to mix:\n  " + "\n  ".join(lines))
+            raise MergeError(refusal(f"{part.path} comes from a different setup than "
+                                     f"{first.path}; refusing to mix", diffs,
+                                     (first.path.name, part.path.name)))
 
 
 def _check_shards(parts: list[Part]) -> list[str]:
@@ -121,10 +98,10 @@ def _check_duplicates(parts: list[Part]) -> None:
 
 def merge_recall(parts: list[Part]) -> Merged:
     """One dump from ``parts`` of one (corpus, model) run; MergeError when they cannot be."""
-    _check_setups(parts)
+    check_setups(parts, [part.dump for part in parts])
     missing = _check_shards(parts)
     _check_duplicates(parts)
-    dump = new_dump({k: v for k, v in parts[0].dump.items() if k not in RUN_FIELDS})
+    dump = new_dump({k: v for k, v in parts[0].dump.items() if k not in RUN_STATE})
     dump["cases"] = sorted((case for part in parts for case in part.dump["cases"]),
                            key=lambda c: (c["start_line"], c["case_id"]))
     finalize(dump, in_progress=False)

@@ -11,9 +11,10 @@ import copy
 from dataclasses import replace
 from typing import Any
 
+from needle_lib.contract.outcome import NOTHING_TO_SCORE, Outcome, is_answered, scored_outcome
 from needle_lib.recall.cache import parsed_corpus
 from needle_lib.recall.corpus import CorpusConfig, ScoringPolicy, load_corpus
-from needle_lib.recall.results import FAILED, PASSED, finalize, score_fields
+from needle_lib.recall.results import finalize, score_fields
 from needle_lib.recall.score import score_answer
 from needle_lib.recall.targets import find_targets
 from needle_lib.tomlconf import ConfigError
@@ -42,7 +43,7 @@ def rescore_dump(
     out["rescored_from"] = dump["scoring"]
     diffs: dict[str, list] = {}
     for case in out["cases"]:
-        if case["outcome"] not in (PASSED, FAILED):
+        if not is_answered(case):
             continue
         target = by_line.get(case["start_line"])
         if target is None or target.name != case["function"]:
@@ -58,6 +59,7 @@ def rescore_dump(
             policy,
         )
         case.update(score_fields(score))
-        case["outcome"] = PASSED if score.passed else FAILED
+        case["outcome"] = scored_outcome(score.scored, score.passed)
+        case["skip_reason"] = NOTHING_TO_SCORE if case["outcome"] is Outcome.SKIPPED else None
         diffs[case["case_id"]] = [d.to_json() for d in score.diff]
     return finalize(out, in_progress=dump.get("in_progress", False)), diffs

@@ -10,6 +10,7 @@ from __future__ import annotations
 from statistics import fmean, median
 from typing import Any
 
+from needle_lib.contract.outcome import Outcome, is_policy_skip, is_scored
 from needle_lib.llm.protocol import ChatResult
 from needle_lib.llm.truncation import served_prompt_tokens
 from needle_lib.recall.prompt import PROMPT_VERSION
@@ -17,24 +18,7 @@ from needle_lib.recall.score import SCORER_VERSION, Score
 
 SCHEMA_VERSION = 2
 
-PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
-
-#: Header fields two dumps must share for their cases to be interchangeable (resume).
-PROVENANCE_FIELDS = ("prompt_version", "scorer_version", "corpus.sha256", "model.request",
-                     "sampling", "scoring")
-#: Request-shape keys that change how fast answers arrive, never what they say: two dumps
-#: that differ only here hold interchangeable cases.
-THROUGHPUT_REQUEST_KEYS = ("concurrency",)
-
-
-#: Every case carries every contract key; fields that do not apply (an errored case has no
-#: score) are null rather than missing.
-EMPTY_CASE: dict[str, Any] = dict.fromkeys((
-    "function", "case_id", "file", "start_line", "signature", "outcome", "matched", "scored",
-    "ratio", "passed", "hallucinated", "reindented", "bonus", "missing", "composition",
-    "response", "reasoning", "finish_reason", "latency_s", "usage", "timings", "attempts",
-    "error", "skip_reason", "prompt_tokens_est",
-))
+PASSED, FAILED, ERROR, SKIPPED = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED
 
 
 def answer_fields(result: ChatResult) -> dict[str, Any]:
@@ -87,34 +71,9 @@ def new_dump(header: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def provenance_value(dump: dict[str, Any], dotted: str) -> Any:
-    value: Any = dump
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
-
-
-def _comparable(dump: dict[str, Any], field: str) -> Any:
-    value = provenance_value(dump, field)
-    if field == "model.request" and isinstance(value, dict):
-        return {k: v for k, v in value.items() if k not in THROUGHPUT_REQUEST_KEYS}
-    return value
-
-
-def provenance_differences(old: dict[str, Any], new: dict[str, Any],
-                           labels: tuple[str, str] = ("dump", "this run")) -> list[str]:
-    """Human-readable list of provenance fields on which two dumps differ."""
-    diffs = []
-    for field in PROVENANCE_FIELDS:
-        a, b = _comparable(old, field), _comparable(new, field)
-        if a != b:
-            diffs.append(f"{field}: {a!r} ({labels[0]}) vs {b!r} ({labels[1]})")
-    return diffs
-
-
 def summarize(cases: list[dict[str, Any]], expected: int) -> dict[str, Any]:
     outcomes = [c["outcome"] for c in cases]
-    valid = [c for c in cases if c["outcome"] in (PASSED, FAILED)]
+    valid = [c for c in cases if is_scored(c["outcome"])]
     matched = sum(c["matched"] for c in valid)
     scored = sum(c["scored"] for c in valid)
     latencies = [c["latency_s"] for c in valid if c.get("latency_s") is not None]
@@ -132,6 +91,8 @@ def summarize(cases: list[dict[str, Any]], expected: int) -> dict[str, Any]:
         FAILED: outcomes.count(FAILED),
         "errors": outcomes.count(ERROR),
         SKIPPED: outcomes.count(SKIPPED),
+        # Skips that are verdicts: answered, with nothing to score under the policy.
+        "unscored": sum(is_policy_skip(c) for c in cases),
         "matched": matched,
         "scored": scored,
         "matched_pct": round(100 * matched / scored, 2) if scored else None,
@@ -163,6 +124,8 @@ def finalize(dump: dict[str, Any], *, in_progress: bool) -> dict[str, Any]:
     dump["summary"] = summary
     dump["in_progress"] = in_progress
     dump["valid"] = summary["errors"] == 0
-    # Complete means every case was attempted; errors are reported by ``valid`` instead.
-    dump["complete"] = not in_progress and summary["not_run"] == 0 and summary[SKIPPED] == 0
+    # Complete means every case was asked and answered (a policy skip was); errors are
+    # reported by ``valid`` instead.
+    not_answered = summary[SKIPPED] - summary["unscored"]
+    dump["complete"] = not in_progress and summary["not_run"] == 0 and not_answered == 0
     return dump

@@ -13,6 +13,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
+from needle_lib.errors import UsageError
 from needle_lib.recall.corpus import SamplePolicy
 from needle_lib.recall.extract import CODE, FunctionDef, ParsedCorpus
 
@@ -112,6 +113,10 @@ def sample_targets(targets: list[Target], k: int, seed: int) -> list[Target]:
     return picked
 
 
+class UnknownFunction(UsageError, LookupError):
+    """A ``--function`` name that is not an eligible target; the message lists near names."""
+
+
 def select_targets(
     parsed: ParsedCorpus, policy: SamplePolicy, functions: list[str] | None = None
 ) -> tuple[list[Target], TargetSet]:
@@ -123,7 +128,7 @@ def select_targets(
     for wanted in functions:
         matches = [t for t in target_set.eligible if wanted in (t.name, t.case_id)]
         if not matches:
-            raise LookupError(_unknown_function_message(wanted, parsed, target_set, policy))
+            raise UnknownFunction(_unknown_function_message(wanted, parsed, target_set, policy))
         chosen.extend(t for t in matches if t not in chosen)
     return chosen, target_set
 

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 import httpx
 
+from needle_lib.errors import NeedleError
 from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, send
 from needle_lib.search.operators import ParsedQuery, parse_query
 from needle_lib.search.types import SearchOutcome, SearchResult
@@ -40,7 +41,7 @@ class EngineRequest:
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
-class EngineError(Exception):
+class EngineError(NeedleError):
     """Raised inside a client (e.g. for an API error field); ``search`` turns it into data.
     ``retries`` says how often the request was sent again before it failed for good."""
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date
+
+from needle_lib.clock import utc_today
 
 _TOKEN = re.compile(r'"[^"]*"|\S+')
 _OPERATOR = re.compile(r"(?i)^(site|after|before):(\S+)$")
@@ -45,7 +47,7 @@ class ParsedQuery:
         if not self.has_dates:
             return None
         low = self.after or EPOCH
-        high = self.before or datetime.now(UTC).date()
+        high = self.before or utc_today()
         return f"{low.isoformat()}to{high.isoformat()}"
 
     @property

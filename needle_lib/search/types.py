@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from needle_lib.errors import UsageError
+
 
 @dataclass(frozen=True)
 class SearchResult:
@@ -49,7 +51,7 @@ class SearchClient(Protocol):
     async def search(self, query: str, *, num_results: int) -> SearchOutcome: ...
 
 
-class UnknownEngine(ValueError):
+class UnknownEngine(UsageError, ValueError):
     """An engine name that is not registered; the message lists the known ones."""
 
     def __init__(self, engine: str, known: list[str]) -> None:
@@ -57,7 +59,7 @@ class UnknownEngine(ValueError):
         self.engine = engine
 
 
-class MissingAPIKey(RuntimeError):
+class MissingAPIKey(UsageError):
     """A required env var (an API key, or a self-hosted engine's base URL) is unset: callers
     turn this into a SKIP that names the variable."""
 

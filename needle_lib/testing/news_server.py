@@ -22,12 +22,13 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 from xml.sax.saxutils import escape
 
+from needle_lib.clock import utc_now
 from needle_lib.testing.loopback import LoopbackServer, Response
 
 BOMB = (
@@ -159,7 +160,7 @@ def project(messages: list[dict[str, Any]]) -> tuple[str, str]:
 
 class FakeNewsServer(LoopbackServer):
     def __init__(self, sources: NewsSources, *,
-                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 now: Callable[[], datetime] = utc_now) -> None:
         self.sources = sources
         self.now = now
         self.requests: Counter[str] = Counter()

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from needle_lib.benches.finance.sources import Company
+from needle_lib.errors import NeedleError
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ TIERS = (Tier("mega", 0, 100), Tier("large", 100, 500), Tier("mid", 500, 2500))
 MEGA_CAP_TICKERS = frozenset({"AAPL", "MSFT", "NVDA", "GOOG", "GOOGL", "AMZN"})
 
 
-class CompanyOrderError(ValueError):
+class CompanyOrderError(NeedleError, ValueError):
     """company_tickers.json no longer looks ordered by market value."""
 
 

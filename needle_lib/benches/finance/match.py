@@ -30,6 +30,7 @@ from typing import Any
 
 from needle_lib.benches.finance.fields import FIELD_TYPES, LEGAL_SUFFIXES, field_spec
 from needle_lib.benches.known_item import Match
+from needle_lib.errors import GoldError
 from needle_lib.net.domains import registrable_domain
 
 MONEY_TOLERANCE = 0.02
@@ -68,10 +69,6 @@ COUNTRY_ALIASES: dict[str, tuple[str, ...]] = {
 }
 #: Alias words too generic to stand for a country on their own.
 _VAGUE_COUNTRY_FORMS = frozenset({"state", "states", "union", "republic", "kingdom"})
-
-
-class GoldError(ValueError):
-    """A finance gold object that cannot be scored (missing field, unknown type)."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from needle_lib.benches.known_item import Match
+from needle_lib.errors import GoldError
 
 #: Reporters whose citations identify a case (lowercase alphanumerics of the abbreviation).
 REPORTERS = frozenset({
@@ -65,10 +66,6 @@ _CFR_URLS = (
     re.compile(rf"law\.cornell\.edu/cfr/text/(\d{{1,2}})/{_SECTION}", re.I),
     re.compile(rf"title-(\d{{1,2}})/(?:[^\s?#]*/)?section-{_SECTION}", re.I),
 )
-
-
-class LegalGoldError(ValueError):
-    """A legal gold object that cannot be scored (no ids, wrong types)."""
 
 
 def reporter_key(raw: str) -> str:
@@ -141,7 +138,7 @@ def _strings(ids: dict[str, Any], key: str) -> tuple[str, ...]:
         return (str(value),)
     if isinstance(value, list) and all(isinstance(v, str | int) for v in value):
         return tuple(str(v) for v in value if str(v).strip())
-    raise LegalGoldError(f"gold {key!r} must be a string or a list of strings")
+    raise GoldError(f"gold {key!r} must be a string or a list of strings")
 
 
 @dataclass(frozen=True)
@@ -162,19 +159,19 @@ class LegalGold:
     @classmethod
     def from_row(cls, gold: Any) -> LegalGold:
         if not isinstance(gold, dict):
-            raise LegalGoldError("'gold' must be an object with 'ids'")
+            raise GoldError("'gold' must be an object with 'ids'")
         ids = gold.get("ids")
         if not isinstance(ids, dict) or not ids:
-            raise LegalGoldError("gold 'ids' must be a non-empty object "
+            raise GoldError("gold 'ids' must be a non-empty object "
                                  "(cluster, docket, cites or cfr)")
         cluster, docket, cfr = (next(iter(_strings(ids, k)), "")
                                 for k in ("cluster", "docket", "cfr"))
         cites = _strings(ids, "cites")
         if not (cluster or docket or cites or cfr):
-            raise LegalGoldError("gold 'ids' has none of cluster, docket, cites, cfr")
+            raise GoldError("gold 'ids' has none of cluster, docket, cites, cfr")
         tokens = gold.get("party_tokens") or []
         if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
-            raise LegalGoldError("gold 'party_tokens' must be a list of strings")
+            raise GoldError("gold 'party_tokens' must be a list of strings")
         label = str(gold.get("case_name") or gold.get("citation") or "")
         return cls(
             case_key=str(gold.get("case_key") or cluster or cfr or docket),

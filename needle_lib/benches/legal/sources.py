@@ -31,6 +31,7 @@ from xml.etree.ElementTree import Element, ParseError
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
+from needle_lib.errors import NeedleError
 from needle_lib.net.sources import SourceClient, SourceError
 from needle_lib.tomlconf import ConfigError
 
@@ -212,7 +213,7 @@ def _text(element: Element) -> str:
     return " ".join("".join(element.itertext()).split())
 
 
-class SectionXMLError(ValueError):
+class SectionXMLError(NeedleError, ValueError):
     """A section's XML that is malformed, unsafe, or does not hold the section."""
 
 

@@ -24,12 +24,13 @@ from typing import Any
 import feedparser
 
 from needle_lib.benches.news.feedlist import Feed
+from needle_lib.errors import NeedleError
 
 TRENDS_NS = "https://trends.google.com/trending/rss"
 MAX_NEWS_ITEMS = 5
 
 
-class FeedParseError(ValueError):
+class FeedParseError(NeedleError, ValueError):
     """The document is not a usable feed (broken XML with no items, an HTML page, a DTD)."""
 
 

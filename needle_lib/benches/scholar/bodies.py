@@ -15,8 +15,10 @@ from xml.etree.ElementTree import Element, ParseError
 import defusedxml.ElementTree as SafeET
 from defusedxml.common import DefusedXmlException
 
+from needle_lib.errors import NeedleError
 
-class BodyError(ValueError):
+
+class BodyError(NeedleError, ValueError):
     """A full-text document that yields no usable text (malformed, forbidden XML, empty)."""
 
 

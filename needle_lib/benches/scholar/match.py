@@ -31,6 +31,7 @@ from needle_lib.benches.scholar.papers import (
     normalize_arxiv_id,
     normalize_pmcid,
 )
+from needle_lib.errors import GoldError
 
 _NOT_AN_ID_DIGIT = r"(?![\d])"
 _ARXIV_PATTERNS = (
@@ -59,10 +60,6 @@ _PMC_URLS = (
     re.compile(r"europepmc\.org/articles/pmc(\d+)\b", re.I),
 )
 _PMC_TEXT = re.compile(r"\bPMC(\d{4,9})\b")
-
-
-class GoldError(ValueError):
-    """A scholar gold object that cannot be scored (no ids, an unknown or malformed id)."""
 
 
 @dataclass(frozen=True)

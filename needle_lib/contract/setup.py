@@ -1,0 +1,77 @@
+""""Same setup": which fields two runs must share for their cases to be interchangeable.
+
+``--resume`` reuses an earlier dump's answers, ``needle merge`` joins shard parts, and
+``needle compare`` pairs runs target by target; all three ask the same question, answered
+here once. Every header leaf counts — prompt and scorer versions, corpus text, the request
+shape, sampling, scoring, the judge — except *bookkeeping*: where, by whom, how fast or in
+which part a run happened (a base URL, a label, a timeout, concurrency, a config file's
+path, the package version, shard and progress fields). Those never change what a model or
+engine was asked, so they never block a resume or a merge. Refusals name the differing
+leaf keys, one per line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: Model request keys that say where, who or how fast, not what is asked.
+REQUEST_BOOKKEEPING = frozenset({"label", "config", "source", "base_url", "auth", "timeout",
+                                 "concurrency"})
+
+#: Run-state fields of a dump or report: recomputed by whoever writes it.
+RUN_STATE = frozenset({"cases", "summary", "in_progress", "complete", "valid", "shard",
+                       "resumed_from", "rescored_from"})
+
+#: Dotted header leaves (and subtrees) that are bookkeeping.
+BOOKKEEPING = frozenset({
+    *RUN_STATE,
+    "schema_version", "started_at", "package", "notes", "expected_cases", "engines",
+    "corpus.config", "queries.path", "model.key", "model.label", "judge.concurrency",
+    *(f"model.request.{key}" for key in REQUEST_BOOKKEEPING),
+})
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One header leaf on which two runs differ (``None`` where a side lacks it)."""
+
+    field: str
+    ours: Any
+    theirs: Any
+
+    def describe(self, labels: tuple[str, str]) -> str:
+        return f"{self.field}: {self.ours!r} ({labels[0]}) vs {self.theirs!r} ({labels[1]})"
+
+
+def leaf_differences(a: Any, b: Any, where: str = "",
+                     skip: frozenset[str] = frozenset()) -> list[Difference]:
+    """Every dotted leaf on which ``a`` and ``b`` differ, ``skip`` paths left out."""
+    if where in skip:
+        return []
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        found: list[Difference] = []
+        for key in sorted(a.keys() | b.keys(), key=str):
+            path = f"{where}.{key}" if where else str(key)
+            found += leaf_differences(a.get(key), b.get(key), path, skip)
+        return found
+    return [] if a == b else [Difference(where, a, b)]
+
+
+def setup_differences(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> list[Difference]:
+    """Where two dump or report headers differ in setup (bookkeeping left out)."""
+    return leaf_differences(ours, theirs, skip=BOOKKEEPING)
+
+
+def request_knobs(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Model request keys whose values differ, bookkeeping left out: what ``compare`` calls
+    the knobs between two runs."""
+    keys = (ours.keys() | theirs.keys()) - REQUEST_BOOKKEEPING
+    return {key: (ours.get(key), theirs.get(key)) for key in sorted(keys)
+            if ours.get(key) != theirs.get(key)}
+
+
+def refusal(what: str, differences: list[Difference], labels: tuple[str, str]) -> str:
+    """``what`` followed by one indented line per differing leaf."""
+    return what + ":\n  " + "\n  ".join(d.describe(labels) for d in differences)
