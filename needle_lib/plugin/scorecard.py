@@ -3,7 +3,8 @@
 A record (``contract.records.CaseRecord``) is a JSON-able dict attached to the test
 item's ``user_properties`` under ``RECORD_KEY``. pytest copies user properties into every
 test report and xdist ships reports from workers to the controller, so the controller
-sees each record exactly as the worker built it — the same path pytest's own ``record_property`` and junitxml use.
+sees each record exactly as the worker built it — the same path pytest's own
+``record_property`` and junitxml use.
 """
 
 from __future__ import annotations
