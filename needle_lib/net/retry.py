@@ -24,6 +24,8 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+from needle_lib.errors import NeedleError
+
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -108,7 +110,7 @@ class Attempts:
         )
 
 
-class RetriesExhausted(Exception):
+class RetriesExhausted(NeedleError):
     """A transport error that outlived the policy; ``attempts`` says how many tries it took."""
 
     def __init__(self, error: httpx.TransportError, attempts: int) -> None:

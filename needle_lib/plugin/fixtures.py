@@ -26,6 +26,7 @@ from needle_lib.benches.rows import row_day
 from needle_lib.contract.records import recall_case_record, search_case_record
 from needle_lib.judge import JudgeError
 from needle_lib.llm import ChatResult
+from needle_lib.llm.client import ChatClient
 from needle_lib.plugin.dispatch import RecallDispatcher
 from needle_lib.plugin.recall import (
     RecallCase,
@@ -35,6 +36,7 @@ from needle_lib.plugin.recall import (
     recall_case_of,
 )
 from needle_lib.plugin.resume import stored_answer
+from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.scorecard import Scorecard
 from needle_lib.plugin.search import SearchCase, SearchClients, judged_result, matched_result
 from needle_lib.plugin.session import recall_plan, run_state, search_plan, use_color
@@ -102,7 +104,8 @@ def recall_answer(
     except ConfigError as exc:
         error: str | None = f"model {recall_case.model.key}: {exc}"
     else:
-        error = state.preflight(recall_case.pair, lambda: preflight(client, recall_case))
+        _preflight(state, scorecard, client, recall_case)
+        error = None
     if error is None:
         sent = recall_dispatcher.answer(recall_case, lambda case: ask(client, case))
         scorecard.update_case(requested_at=round(sent.requested_at, 3))
@@ -117,6 +120,28 @@ def recall_answer(
     state.note_success(model)
     scorecard.update_case(**answer_fields(result))
     return result
+
+
+def _preflight(state: RunState, scorecard: Scorecard, client: ChatClient,
+               case: RecallCase) -> None:
+    """A failed preflight belongs to its (corpus, model) pair: the case that ran it errors
+    with the message, the pair's other cases skip naming it, and neither counts toward the
+    model's fail-fast, so the model's other pairs (a corpus that fits) still run."""
+    ran_here: list[bool] = []
+
+    def run() -> str | None:
+        ran_here.append(True)
+        return preflight(client, case)
+
+    error = state.preflight(case.pair, run)
+    if error is None:
+        return
+    if ran_here:
+        scorecard.update_case(error=error)
+        pytest.fail(error, pytrace=False)
+    reason = f"preflight of {case.pair} failed: {error}"
+    scorecard.update_case(skip_reason=reason)
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

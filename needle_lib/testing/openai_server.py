@@ -53,15 +53,19 @@ BEHAVIOURS: dict[str, Behaviour] = {
     ),
     "mixed": _mixed,
 }
+def overflow(prompt: int, context: int) -> Response:
+    """llama.cpp's answer when the prompt does not fit the loaded context."""
+    return 400, "application/json", json.dumps({"error": {
+        "code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": prompt,
+        "n_ctx": context, "message": f"request ({prompt} tokens) exceeds the available "
+        f"context size ({context} tokens), try increasing it"}}).encode()
+
+
 FAILURES = {
     "http500": (500, "application/json", b'{"error": {"message": "internal error"}}'),
     "html": (200, "text/html", b"<!DOCTYPE html><html><body><h1>Welcome</h1></body></html>"),
     "broken-json": (200, "application/json", b'{"choices": [{"message": {"content": "a'),
-    # llama.cpp's answer when the prompt does not fit the loaded context
-    "overflow": (400, "application/json", json.dumps({"error": {
-        "code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": 83210,
-        "n_ctx": 4096, "message": "request (83210 tokens) exceeds the available context size "
-                                  "(4096 tokens), try increasing it"}}).encode()),
+    "overflow": overflow(83210, 4096),
 }
 
 
@@ -88,11 +92,14 @@ class FakeOpenAIServer(LoopbackServer):
     """
 
     def __init__(self, behaviour: str = "perfect", *, latency: float = 0.0,
-                 slots: int | None = None, answer_first: int = 0) -> None:
+                 slots: int | None = None, answer_first: int = 0,
+                 context: int | None = None) -> None:
         if behaviour not in BEHAVIOURS and behaviour not in FAILURES:
             raise ValueError(f"unknown behaviour {behaviour!r}")
         self.behaviour = behaviour
         self.answer_first = answer_first
+        #: A loaded context size: longer prompts get llama.cpp's overflow answer.
+        self.context = context
         self.latency = latency
         self.stats = ServerStats()
         self._slots = threading.Semaphore(slots) if slots else None
@@ -105,6 +112,8 @@ class FakeOpenAIServer(LoopbackServer):
         messages = body.get("messages", [])
         content = BEHAVIOURS[behaviour](messages)
         prompt = sum(count_tokens(str(m.get("content") or "")) for m in messages)
+        if self.context is not None and prompt > self.context:
+            return overflow(prompt, self.context)
         prompt = min(prompt, TRUNCATING.get(behaviour, prompt))
         answer = count_tokens(content)
         completion = {

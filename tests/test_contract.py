@@ -1,0 +1,119 @@
+"""The shared contract: one verdict function, one "same setup", one exception root."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from types import SimpleNamespace
+
+import pytest
+
+import needle_lib
+from needle_lib.contract.outcome import (
+    Outcome,
+    case_outcome,
+    is_answered,
+    is_policy_skip,
+    scored_outcome,
+)
+from needle_lib.contract.setup import request_knobs, setup_differences
+from needle_lib.errors import NeedleError, UsageError
+
+HEADER = {
+    "schema_version": 2, "prompt_version": "p1", "scorer_version": "s1",
+    "corpus": {"name": "jquery", "sha256": "abc", "config": "configs/corpora/jquery.toml"},
+    "model": {"key": "m", "label": "M", "request": {
+        "model": "m", "temperature": 0.0, "base_url": "http://a", "timeout": 60,
+        "label": "M", "concurrency": 1, "config": "m", "auth": "none"}},
+    "sampling": {"k": 16, "seed": 42}, "scoring": {"count_comments": True},
+    "package": {"version": "0.1.0"}, "notes": [], "expected_cases": 16,
+}
+
+
+def _with(**changes):
+    header = {**HEADER, "model": {**HEADER["model"],
+                                  "request": {**HEADER["model"]["request"]}}}
+    for dotted, value in changes.items():
+        *path, leaf = dotted.split("__")
+        node = header
+        for part in path:
+            node[part] = dict(node[part])
+            node = node[part]
+        node[leaf] = value
+    return header
+
+
+@pytest.mark.parametrize("scored, passed, expected", [
+    (0, False, Outcome.SKIPPED), (0, True, Outcome.SKIPPED),
+    (20, True, Outcome.PASSED), (20, False, Outcome.FAILED),
+])
+def test_one_function_turns_a_score_into_an_outcome(scored, passed, expected):
+    assert scored_outcome(scored, passed) is expected
+    assert case_outcome({"scored": scored, "passed": passed}) is expected
+
+
+def test_a_policy_skip_is_answered_and_a_fail_fast_skip_is_not():
+    policy = {"outcome": "skipped", "scored": 0, "passed": False}
+    fail_fast = {"outcome": "skipped", "scored": None, "skip_reason": "fail-fast"}
+    assert is_policy_skip(policy) and is_answered(policy)
+    assert not is_policy_skip(fail_fast) and not is_answered(fail_fast)
+    assert is_answered({"outcome": "failed", "scored": 5, "passed": False})
+    assert not is_answered({"outcome": "error", "scored": None})
+
+
+def test_bookkeeping_never_blocks_and_setup_leaves_are_named():
+    moved = _with(model__request__base_url="http://b", model__request__timeout=5,
+                  model__request__label="other", model__label="other",
+                  model__request__concurrency=4, corpus__config="/elsewhere/jquery.toml",
+                  package={"version": "9"}, notes=["x"], expected_cases=3)
+    assert setup_differences(HEADER, moved) == []
+    changed = _with(model__request__temperature=0.7, corpus__sha256="def")
+    assert [(d.field, d.ours, d.theirs) for d in setup_differences(HEADER, changed)] == [
+        ("corpus.sha256", "abc", "def"), ("model.request.temperature", 0.0, 0.7)]
+
+
+def test_compare_knobs_leave_out_the_same_bookkeeping():
+    ours = HEADER["model"]["request"]
+    theirs = {**ours, "base_url": "http://b", "timeout": 1, "temperature": 0.3}
+    assert request_knobs(ours, theirs) == {"temperature": (0.0, 0.3)}
+
+
+def _exception_classes():
+    for info in pkgutil.walk_packages(needle_lib.__path__, "needle_lib."):
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional extra that is not installed
+            continue
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, BaseException) and cls.__module__ == module.__name__:
+                yield cls
+
+
+def test_every_needle_exception_has_one_root():
+    classes = list(_exception_classes())
+    assert len(classes) > 20
+    assert [c.__qualname__ for c in classes if not issubclass(c, NeedleError)] == []
+    names = [c.__name__ for c in classes]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_a_bug_while_planning_is_not_a_usage_error(pytester, monkeypatch):
+    """Only Needle's usage errors become pytest's exit 4; any other error keeps its
+    traceback (session.py once turned every ValueError into a usage error)."""
+    from needle_lib.plugin import session
+
+    def broken(config):
+        raise ValueError("a bug, not bad input")
+
+    monkeypatch.setattr(session, "build_plan", broken)
+
+    with pytest.raises(ValueError, match="a bug"):
+        session.recall_plan(SimpleNamespace(stash={}))  # type: ignore[arg-type]
+
+    def bad_input(config):
+        raise UsageError("configs/corpora/x.toml: no such file")
+
+    monkeypatch.setattr(session, "build_plan", bad_input)
+    with pytest.raises(pytest.UsageError, match=r"x\.toml"):
+        session.recall_plan(SimpleNamespace(stash={}))  # type: ignore[arg-type]
