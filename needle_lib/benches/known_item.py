@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from needle_lib.metrics.latency import latency_stats
+from needle_lib.metrics.urls import normalize_url
 from needle_lib.search.types import SearchResult
 
 ULTIMATE = "ultimate"
@@ -136,7 +137,8 @@ def _per_query(case: dict[str, Any], score: float | None) -> dict[str, Any]:
 
 def _ultimate_case(present: dict[str, dict[str, Any]], engines: list[str],
                    num_results: int) -> dict[str, Any]:
-    """The pooled engine for one query: the first engine's hit at rank 1, then the rest."""
+    """The pooled engine for one query: the first engine's hit at rank 1, then the rest, one
+    page once however each engine spelled its URL."""
     pool = [present[e] for e in engines if e in present and _scored(present[e])]
     any_case = next(iter(present.values()))
     base = {"query_id": any_case["query_id"], "query": any_case["query"],
@@ -151,11 +153,12 @@ def _ultimate_case(present: dict[str, dict[str, Any]], engines: list[str],
     if hitter is not None:
         hit = hitter["results"][hitter["hit_rank"] - 1]
         results.append({**hit, "engine": hitter["engine"]})
-        seen.add(hit["url"])
+        seen.add(normalize_url(hit["url"]))
     for case in pool:
         for result in case["results"]:
-            if result["url"] not in seen and len(results) < num_results:
-                seen.add(result["url"])
+            key = normalize_url(result["url"])
+            if key not in seen and len(results) < num_results:
+                seen.add(key)
                 results.append({**result, "engine": case["engine"]})
     rank = 1 if hitter is not None else None
     return {**base, "outcome": "passed" if rank else "failed", "results": results,
