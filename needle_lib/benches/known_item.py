@@ -145,8 +145,10 @@ def _ultimate_case(present: dict[str, dict[str, Any]], engines: list[str],
             "gold": any_case.get("gold"), "groups": any_case.get("groups", {}),
             "judged": 0, "judge_errors": 0, "latency_s": None}
     if not pool:
-        return {**base, "outcome": "error", "results": [], "hit_rank": None, "det_rank": None,
-                "search_error": "no engine answered this query"}
+        skipped = all(c.get("outcome") == "skipped" for c in present.values())
+        return {**base, "outcome": "skipped" if skipped else "error", "results": [],
+                "hit_rank": None, "det_rank": None,
+                "search_error": None if skipped else "no engine answered this query"}
     hitter = next((c for c in pool if c.get("hit_rank")), None)
     results: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -223,11 +225,12 @@ def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
                          engine=engine)
         for engine, engine_cases in per_engine.items()
     }
-    pooled = [_ultimate_case(present, engines, header["num_results"])
-              for present in by_query.values()]
-    report_engines[ULTIMATE] = _summary(pooled, group_names, group_orders, hit_by_other=None,
-                                        engine=ULTIMATE)
-    report_engines[ULTIMATE]["mrr_at_k"] = None
+    if engines or cases:  # a report with no engines has no ultimate
+        pooled = [_ultimate_case(present, engines, header["num_results"])
+                  for present in by_query.values()]
+        report_engines[ULTIMATE] = _summary(pooled, group_names, group_orders,
+                                            hit_by_other=None, engine=ULTIMATE)
+        report_engines[ULTIMATE]["mrr_at_k"] = None
     return {
         "schema_version": KNOWN_ITEM_SCHEMA_VERSION,
         "benchmark": header["bench"],
