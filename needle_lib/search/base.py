@@ -123,14 +123,14 @@ class HttpSearchClient(ABC):
         except EngineError as exc:
             return self._failed(exc, start, exc.retries)
         try:
-            parsed = self._map(payload)
+            entries = self._map(payload)
         except EngineError as exc:
             return self._failed(exc, start, retries)
-        usable = [r for r in parsed if r is not None and r.url]
+        usable = [r for r in entries if r is not None and r.url]
         latency = perf_counter() - start
         self.latency_samples.append(latency)
         return SearchOutcome(tuple(usable[:num_results]), None, latency, retries,
-                             malformed=len(parsed) - len(usable))
+                             malformed=len(entries) - len(usable))
 
     def _failed(self, exc: EngineError, start: float, retries: int) -> SearchOutcome:
         error = self._redact(f"{self.name}: {exc}")

@@ -67,12 +67,12 @@ def _index() -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
     iso = _pycountry()
     if iso is not None:
         for country in iso.countries:
-            names = [getattr(country, attr, None) for attr in
-                     ("common_name", "name", "official_name")]
+            names = [str(name) for attr in ("common_name", "name", "official_name")
+                     if (name := getattr(country, attr, None))]
             known = forms.setdefault(country.alpha_2, [])
-            known.extend(n for n in map(_uninverted, filter(None, names)) if n and n not in known)
+            known.extend(n for n in map(_uninverted, names) if n and n not in known)
             codes[country.alpha_3.lower()] = country.alpha_2
-            for name in filter(None, names):
+            for name in names:
                 codes[name.lower()] = country.alpha_2
     for code, names in forms.items():
         codes[code.lower()] = code
