@@ -9,7 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from needle_lib.benches.rows import seed_from_hour
-from needle_lib.benches.sampling import shuffled, splitmix64, stratified_sample
+from needle_lib.benches.sampling import (
+    shuffled,
+    splitmix64,
+    stratified_sample,
+    stratum_seed,
+)
 
 
 def test_splitmix64_matches_the_reference_sequence() -> None:
@@ -54,3 +59,29 @@ def test_hour_seed_is_stable_within_an_hour() -> None:
     early = datetime(2026, 7, 2, 14, 1, tzinfo=UTC)
     assert seed_from_hour(early) == seed_from_hour(early.replace(minute=59))
     assert seed_from_hour(early) != seed_from_hour(early.replace(hour=15))
+
+
+# NEEDLE's own picks for these rows (its sampler run on them, the ids pinned here): a user
+# comparing with NEEDLE's published runs must get the very same sample for the same seed.
+DOMAINS = ["tech"] * 4 + ["sports"] * 3 + ["politics"] * 2 + ["science", "tech", "sports",
+                                                                 "politics", "health",
+                                                                 "health", "tech"]
+NEWS_ROWS = [{"id": f"q{i:02d}", "topical_domain": d} for i, d in enumerate(DOMAINS)]
+NEEDLE_PICKS = {
+    0: ["q09", "q11", "q08", "q00", "q13", "q06"],
+    7: ["q03", "q08", "q04", "q14", "q09", "q00"],
+    2**63 + 12345: ["q04", "q14", "q12", "q09", "q15", "q05"],
+    0xDEADBEEFCAFEF00D: ["q03", "q14", "q07", "q04", "q09", "q15"],
+}
+
+
+def test_stratified_sample_picks_needles_rows_for_the_same_seed() -> None:
+    for seed, expected in NEEDLE_PICKS.items():
+        picked = stratified_sample(NEWS_ROWS, lambda r: r["topical_domain"], 6, seed)
+        assert [r["id"] for r in picked] == expected, seed
+
+
+def test_stratum_seed_uses_the_64_bit_head_of_the_key_digest() -> None:
+    """sha256("tech") begins fe9bbd400bb6cb31: all 8 bytes, big-endian, enter the seed."""
+    assert stratum_seed(0, "tech") == 0xFE9BBD400BB6CB31
+    assert stratum_seed(0xFE9BBD400BB6CB31, "tech") == 0

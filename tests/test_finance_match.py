@@ -3,8 +3,11 @@ must not (the lessons NEEDLE's tests pin, plus our own)."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
+from needle_lib.benches.finance import countries
 from needle_lib.benches.finance.match import (
     FinanceGold,
     GoldError,
@@ -160,3 +163,99 @@ def test_malformed_gold_is_a_clear_error(row, message):
 
 def test_squad_norm():
     assert squad_norm("The  U.S.-based, Apple") == "u s based apple"
+
+
+# --- countries: every alias names its country, every form of it counts --------------------
+
+USA_GOLD = gold("hq_country", "country", "United States of America", "USA", "US", "U.S.",
+                "America")
+
+
+@pytest.mark.parametrize("g, text", [
+    (USA_GOLD, "Apple is based in Cupertino, United States"),
+    (gold("hq_country", "country", "USA"), "headquartered in the United States"),
+    (gold("hq_country", "country", "Holland"), "a chipmaker from the Netherlands"),
+    (gold("hq_country", "country", "Netherlands"), "Veldhoven, Holland"),
+    (gold("hq_country", "country", "UK"), "a London, United Kingdom firm"),
+    (gold("hq_country", "country", "US"), "based in the U.S."),
+])
+def test_a_country_named_by_an_alias_matches_every_form_of_it(g, text):
+    assert hit(g, text)
+
+
+@pytest.mark.parametrize("g, text", [
+    (gold("hq_country", "country", "USA"), "in God we trust us all"),   # short forms: own case
+    (gold("hq_country", "country", "India"), "HEADQUARTERED IN CALIFORNIA"),  # codes: never
+    (gold("hq_country", "country", "Canada"), "WE CAN HELP"),
+])
+def test_country_aliases_keep_the_short_form_and_code_rules(g, text):
+    assert not hit(g, text)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pycountry") is None,
+                    reason="pycountry not installed (uv sync --extra countries)")
+def test_iso_names_and_codes_with_pycountry():
+    assert hit(gold("hq_country", "country", "DEU"), "Walldorf, Germany")
+    assert hit(gold("hq_country", "country", "Republic of Korea"), "Suwon, South Korea")
+    assert hit(gold("hq_country", "country", "Viet Nam"), "Hanoi, Vietnam")
+    assert hit(gold("hq_country", "country", "Côte d'Ivoire"),
+               "Abidjan, Republic of Côte d'Ivoire")
+
+
+def test_the_bundled_country_table_is_the_fallback(monkeypatch):
+    """Without pycountry the bundled table still maps every alias to its country."""
+    monkeypatch.setattr(countries, "_pycountry", lambda: None)
+    countries._index.cache_clear()
+    try:
+        assert hit(USA_GOLD, "based in the United States")
+        assert hit(gold("hq_country", "country", "Holland"), "from the Netherlands")
+        assert countries.country_forms("Elbonia") == ("Elbonia",)
+    finally:
+        countries._index.cache_clear()
+
+
+# --- money gold as text; per-share cues; gold domains; nicknames ---------------------------
+
+@pytest.mark.parametrize("value, text, expected", [
+    ("$130.5 billion", "revenue of $130.5 billion for the year", True),
+    ("$130.5 billion", "revenue reached 130,497 million", True),
+    ("$130.5 billion", "revenue of $120 billion", False),
+    ("(1.2 bn)", "a net loss of -$1.2 billion", True),
+])
+def test_money_gold_written_as_text(value, text, expected):
+    assert hit(gold("revenue", "money", value), text) is expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Diluted EPS of $0.76", True),
+    ("earned $0.76 per share", True),
+    ("Earnings per diluted share: 0.76", True),
+    ("shares rose 0.76 points to close at 131.2", False),   # any small decimal is no EPS
+])
+def test_diluted_eps_needs_a_per_share_cue(text, expected):
+    assert hit(gold("eps_diluted", "money", 0.76), text) is expected
+
+
+@pytest.mark.parametrize("value", ["www.apple.com", "https://www.apple.com/", "Apple.com",
+                                   "http://investor.apple.com/sec"])
+def test_gold_domains_normalise_like_result_domains(value):
+    g = gold("website", "domain", value)
+    assert hit(g, "visit apple.com for more", "https://news.example/")
+    assert hit(g, "", "https://www.apple.com/iphone")
+    assert not hit(g, "visit pineapple.com", "https://news.example/")
+
+
+def test_a_public_suffix_site_is_its_own_domain():
+    g = gold("website", "domain", "https://www.gov.uk/")
+    assert hit(g, "see www.gov.uk", "https://news.example/")
+    assert not hit(g, "see bbc.co.uk", "https://news.example/")
+
+
+@pytest.mark.parametrize("value, text, expected", [
+    ("William Henry Gates", "Microsoft CEO Bill Gates said", True),
+    ("Robert Iger", "Disney chief executive Bob Iger returned", True),
+    ("William Henry Gates", "Gates, Bill: CEO of Microsoft", False),  # given name's position
+    ("Robert Iger", "CEO Tom Iger", False),
+])
+def test_nicknames_from_the_nicknames_table(value, text, expected):
+    assert hit(gold("ceo", "person", value), text) is expected

@@ -118,3 +118,31 @@ def test_only_results_above_the_first_hit_are_judged():
     assert needs_judging(None, 5) == 5
     assert needs_judging(3, 5) == 2
     assert needs_judging(1, 5) == 0
+
+
+def test_ultimate_lists_one_page_once_however_engines_spell_it():
+    """Bing's ``msockid`` and an escaped path are one page with the other engine's URL."""
+    exa = case("q1", "exa", 1, urls=("u1", "u2"))
+    brave = case("q1", "brave", None, urls=("u1", "u2"))
+    exa["results"][1]["url"] = "https://news.example/caf%C3%A9"
+    brave["results"][0]["url"] = "https://www.news.example/café?msockid=2a1b"
+    report = build_report(HEADER, [exa, brave], group_names=GROUPS, group_orders=ORDERS,
+                          in_progress=False)
+    urls = [r["url"] for r in report["engines"]["ultimate"]["per_query"][0]["results"]]
+    assert urls == [exa["results"][0]["url"], exa["results"][1]["url"],
+                    brave["results"][1]["url"]]
+
+
+def test_a_known_item_report_with_no_engines_has_no_ultimate():
+    head = {**HEADER, "engines": [], "expected_cases": 0}
+    report = build_report(head, [], group_names=GROUPS, group_orders=ORDERS, in_progress=False)
+    assert report["engines"] == {}
+
+
+def test_engines_all_skipped_are_no_search_error_of_ultimate():
+    cases = [case("q1", "exa", None, outcome="skipped"), case("q1", "brave", None,
+                                                             outcome="skipped")]
+    report = build_report(HEADER, cases, group_names=GROUPS, group_orders=ORDERS,
+                          in_progress=False)
+    assert report["engines"]["ultimate"]["search_errors"] == 0
+    assert report["engines"]["ultimate"]["skipped"] == 1

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
 
 import pytest
 
+from needle_lib.benches.legal import match as legal_match
 from needle_lib.benches.legal.bench import LegalBench
 from needle_lib.benches.legal.match import (
     GoldError,
@@ -18,8 +21,7 @@ from needle_lib.benches.legal.match import (
 from needle_lib.benches.queries import load_queries
 from needle_lib.search.types import SearchResult
 
-
-@pytest.mark.parametrize(("text", "key"), [
+REPORTER_CASES = [
     ("Loper Bright v. Raimondo, 603 U.S. 369 (2024)", "603:us:369"),
     ("603 U. S. 369", "603:us:369"),
     ("144 S. Ct. 2244", "144:sct:2244"),
@@ -51,18 +53,22 @@ from needle_lib.search.types import SearchResult
     ("300 Cal. Rptr. 3d 1", "300:calrptr3d:1"),
     ("190 N.Y.S.3d 4", "190:nys3d:4"),
     ("5 people in 2024 and then 89 F.4th 1188", "89:f4th:1188"),
-])
-def test_each_reporter_normalises_to_vol_reporter_page(text, key):
-    assert key in extract_ids(text=text, url="").cites
-
-
-@pytest.mark.parametrize("text", [
+]
+NOT_CITATIONS = [
     "5 people in 2024",           # not a reporter
     "123 L. Ed. 2d",              # no page
     "in 2024 the court held",
     "603 U.S. ___ (2024)",        # slip opinion: no page yet
     "Route 66 Main Street 12",
-])
+]
+
+
+@pytest.mark.parametrize(("text", "key"), REPORTER_CASES)
+def test_each_reporter_normalises_to_vol_reporter_page(text, key):
+    assert key in extract_ids(text=text, url="").cites
+
+
+@pytest.mark.parametrize("text", NOT_CITATIONS)
 def test_no_citation_without_an_allowed_reporter_and_a_page(text):
     assert extract_ids(text=text, url="").cites == frozenset()
 
@@ -231,3 +237,58 @@ def test_needle_rows_load_with_string_fields_and_group_by_suite_syntax_court(tmp
 def test_unusable_gold_is_a_clear_error(gold, message):
     with pytest.raises(GoldError, match=message):
         LegalGold.from_row(gold)
+
+
+# --- eyecite + reporters-db (the ``legal`` extra), and the bundled table without them --------
+
+needs_eyecite = pytest.mark.skipif(importlib.util.find_spec("eyecite") is None,
+                                   reason="eyecite not installed (uv sync --extra legal)")
+#: Example citations whose "page" is a paragraph (¶, P), front matter (roman numerals) or a
+#: split suffix: they name no case's first page, so the matcher rightly takes none of them.
+_NO_CASE_PAGE = re.compile(r"¶|\bP\s?\d|\s[IVXLCivxlc]+$|\d [A-Z]$")
+
+
+def _reporter_examples(cite_types: tuple[str, ...]) -> list[str]:
+    reporters = importlib.import_module("reporters_db").REPORTERS
+    return [example for editions in reporters.values() for edition in editions
+            if edition.get("cite_type") in cite_types
+            for example in edition.get("examples", []) if example[:1].isdigit()]
+
+
+@needs_eyecite
+def test_reporters_db_examples_match_themselves_as_gold():
+    """Every federal, regional and neutral example citation reporters-db ships: found in a
+    snippet, and keyed the same as when it is the gold."""
+    examples = _reporter_examples(("federal", "state_regional", "neutral"))
+    missed = [ex for ex in examples
+              if extract_ids(text=f"See {ex}.", url="").cites != {citation_key(ex)}
+              or citation_key(ex) is None]
+    assert len(examples) > 100
+    assert [ex for ex in missed if not _NO_CASE_PAGE.search(ex)] == []
+
+
+@needs_eyecite
+@pytest.mark.parametrize(("variant", "canonical"), [
+    ("89 F. 4th 1188", "89 F.4th 1188"), ("13 Fed. Appx. 35", "13 F. App'x 35"),
+    ("500 F.Supp.2d 1", "500 F. Supp. 2d 1"), ("2019 IL 123456", "2019 IL 123456"),
+    ("2014 IL App (1st) 120583-U", "2014 IL App (1st) 120583-U"),
+    ("300 Cal.Rptr.3d 1", "300 Cal. Rptr. 3d 1"), ("144 S.Ct. 2244", "144 S. Ct. 2244"),
+])
+def test_variant_spellings_and_neutral_citations_key_as_their_reporter(variant, canonical):
+    assert citation_key(variant) == citation_key(canonical) is not None
+    assert extract_ids(text=f"held in {variant}", url="").cites == {citation_key(canonical)}
+
+
+def test_the_bundled_reporter_table_is_the_fallback(monkeypatch):
+    """Without eyecite the same table of reporters keys the same way, and non-citations stay
+    non-citations."""
+    monkeypatch.setattr(legal_match, "_eyecite", lambda: None)
+    legal_match.reporter_citations.cache_clear()
+    try:
+        for text, key in REPORTER_CASES:
+            assert key in extract_ids(text=text, url="").cites, text
+        for text in NOT_CITATIONS:
+            assert extract_ids(text=text, url="").cites == frozenset(), text
+        assert citation_key("89 F. 4th 1188") == "89:f4th:1188"
+    finally:
+        legal_match.reporter_citations.cache_clear()

@@ -39,3 +39,28 @@ URL = r"https?://(www\.)?[a-z]{1,8}\.(com|org)(/[a-z0-9]{1,5}){0,3}/?"
 def test_idempotent(url: str) -> None:
     once = normalize_url(url)
     assert normalize_url(once) == once
+
+
+@pytest.mark.parametrize("param", ["srsltid=AfmBOor", "msockid=2a1b", "twclid=2-7x",
+                                   "gbraid=0AAA", "ttclid=E.C.P", "mkt_tok=NzU2", "_hsenc=p2"])
+def test_engine_and_publisher_click_ids_are_not_identity(param: str) -> None:
+    """Google (srsltid), Bing (msockid), X (twclid) and others tag result links."""
+    assert normalize_url(f"https://x.com/story?{param}&id=7") == "x.com/story?id=7"
+
+
+def test_percent_escapes_in_paths_decode_to_one_spelling() -> None:
+    assert normalize_url("https://x.com/caf%C3%A9") == normalize_url("https://x.com/café")
+    assert normalize_url("https://x.com/%7Euser/a%20b") == normalize_url("https://x.com/~user/a b")
+    assert normalize_url("https://x.com/caf%c3%a9") == "x.com/café"
+
+
+def test_escapes_that_change_the_path_stay_escaped() -> None:
+    """``a%2Fb`` is one segment, ``a/b`` two; bytes that are not UTF-8 keep their escape."""
+    assert normalize_url("https://x.com/a%2fb") == "x.com/a%2Fb" != normalize_url("x.com/a/b")
+    assert normalize_url("https://x.com/%ff") == "x.com/%FF"
+
+
+@given(st.from_regex(r"https://x\.com(/([a-z~]|%[0-9A-Fa-f]{2}|é){1,6}){1,3}", fullmatch=True))
+def test_idempotent_with_escapes(url: str) -> None:
+    once = normalize_url(url)
+    assert normalize_url(once) == once

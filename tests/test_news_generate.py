@@ -205,6 +205,18 @@ def test_trends_merge_fold_filter_and_cap() -> None:
             funnel.over_cap) == (1, 1, 1, 1, 1)
 
 
+def test_future_dated_trends_are_dropped_like_future_feed_items() -> None:
+    """Beyond the 5-minute clock skew a topic is dropped (and counted), never merged."""
+    funnel = funnel_trends([
+        _trend("solar eclipse", 9000, age=-2 * HOUR),            # two hours ahead
+        _trend("Solar Eclipse", 100, "US-TX", age=HOUR),         # its twin, dated sanely
+        _trend("rate decision", 500, age=-timedelta(minutes=4)),  # within the skew
+    ], now=NOW, max_trends=0)
+    assert [(t.topic, t.published) for t in funnel.topics] == [
+        ("rate decision", NOW + timedelta(minutes=4)), ("Solar Eclipse", NOW - HOUR)]
+    assert funnel.future == 1
+
+
 def test_query_dedupe_ignores_filler_words_months_and_years() -> None:
     assert similar(query_key("Lakers Celtics score July 2026"), query_key("lakers vs celtics"),
                    85)

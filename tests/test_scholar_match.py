@@ -136,6 +136,16 @@ def test_a_miss_lists_the_ids_it_found_or_says_there_were_none():
     assert (bare.matched, bare.why) == (False, "no paper id in URL, title or snippet")
 
 
+def test_a_needle_made_row_without_pmcid_says_pmc_links_cannot_match_it():
+    """NEEDLE's files carry the PMID only; its PMC link is the paper, but not comparable."""
+    needle_row = gold(pmid="41000002")
+    assert needle_row.pmc_blind and not gold(pmid="41000002", pmcid="PMC12500002").pmc_blind
+    miss = match_result(needle_row, title="", snippet="",
+                        url="https://pmc.ncbi.nlm.nih.gov/articles/PMC12500002/")
+    assert not miss.matched
+    assert "no pmcid" in miss.why and "pmcid 12500002" in miss.why
+
+
 def test_the_title_text_alone_is_never_a_hit():
     g = gold(arxiv="2401.01234")
     title = "Tidal Lexicons: Tracking Dialect Drift in Coastal Radio Transcripts"

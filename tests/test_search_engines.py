@@ -77,6 +77,42 @@ async def test_response_mapping(engine: str) -> None:
     assert outcome.latency_s >= 0
 
 
+def _result_lists(node: Any) -> list[list[Any]]:
+    """Every list of result objects (entries with a URL) inside a payload."""
+    if isinstance(node, dict):
+        return [found for value in node.values() for found in _result_lists(value)]
+    if isinstance(node, list):
+        here = [node] if any(isinstance(e, dict) and ("url" in e or "link" in e)
+                             for e in node) else []
+        return here + [found for value in node for found in _result_lists(value)]
+    return []
+
+
+@pytest.mark.parametrize("engine", sorted(CASES))
+async def test_malformed_entries_are_skipped_and_counted_not_a_void_answer(engine: str) -> None:
+    """A ``null``, a string and a URL-less object among real results: the page still counts."""
+    payload_name, method, url, *_ = CASES[engine]
+    payload = _payload(payload_name)
+    lists = _result_lists(payload["response"])
+    assert lists, f"{payload_name}.json has no result list"
+    url_less = sum(not (e.get("url") or e.get("link")) for entries in lists for e in entries)
+    for entries in lists:
+        entries[1:1] = [None, "not a result", {"title": "no url here"}]
+    with respx.mock:
+        respx.request(method, url).mock(return_value=httpx.Response(200, json=payload["response"]))
+        outcome = await _search(engine, snippet_chars=0)
+    assert outcome.error is None
+    assert outcome.results == tuple(SearchResult(**row) for row in payload["expected"])
+    assert outcome.malformed == 3 * len(lists) + url_less
+
+
+async def test_a_results_field_that_is_not_a_list_is_a_shape_error() -> None:
+    with respx.mock:
+        respx.post(CASES["exa"][2]).mock(return_value=httpx.Response(200, json={"results": "x"}))
+        outcome = await _search("exa")
+    assert outcome.error is not None and "unexpected response shape" in outcome.error
+
+
 @pytest.mark.parametrize("engine", sorted(CASES))
 async def test_top_k_kept_with_whole_snippets_and_capped_by_the_consumer(engine: str) -> None:
     payload_name, method, url, *_ = CASES[engine]

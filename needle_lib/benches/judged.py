@@ -5,6 +5,14 @@ ideal ranking is the pooled ``ultimate`` list (best rating per normalised URL ac
 engines), so an engine is measured against what the engines together could have found.
 A query is scored for an engine only when its search and all its judgements succeeded;
 failures are counted (``search_errors``, ``judge_errors``), never scored as zero.
+
+Two query-wide rules, because the ideal is only an ideal when the pool is whole:
+- a result that could not be judged (in any engine's list) leaves the pool incomplete, so
+  the query is left out for every engine (``pool_incomplete`` on its rows; ``ultimate``
+  counts it as a judge error): scoring the others against a partial pool would inflate them;
+- a query on which every engine's search failed has an ``ultimate`` row saying so (counted
+  in its ``search_errors``), kept out of the means.
+A report with no engines has no ``ultimate``.
 """
 
 from __future__ import annotations
@@ -26,12 +34,25 @@ from needle_lib.metrics.overlap import pairwise_overlap, unique_urls
 from needle_lib.metrics.urls import normalize_url
 
 REPORT_SCHEMA_VERSION = 1
+ALL_ENGINES_FAILED = "all engines failed"
 
 
 def _scoreable(case: dict[str, Any]) -> bool:
     return case.get("search_error") is None and not case.get("judge_errors") and (
         case.get("outcome") in ("passed", "failed")
     )
+
+
+def _pool_complete(present: dict[str, dict[str, Any]]) -> bool:
+    """Whether every result any engine returned for the query was judged."""
+    return not any(c.get("search_error") is None and c.get("judge_errors")
+                   for c in present.values())
+
+
+def _all_failed(present: dict[str, dict[str, Any]]) -> bool:
+    """Whether every engine that was asked (not skipped) failed to search."""
+    asked = [c for c in present.values() if c.get("outcome") != "skipped"]
+    return bool(asked) and all(c.get("search_error") is not None for c in asked)
 
 
 def _rated(case: dict[str, Any]) -> list[RatedResult]:
@@ -57,12 +78,16 @@ def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *, k: int,
         queries.setdefault(case["query_id"], {"query_id": case["query_id"],
                                               "query": case["query"]})
         by_query.setdefault(case["query_id"], {})[case["engine"]] = case
-    per_engine: dict[str, list[dict[str, Any]]] = {name: [] for name in [*engines, ULTIMATE]}
+    with_ultimate = bool(engines or cases)
+    per_engine: dict[str, list[dict[str, Any]]] = {name: [] for name in engines}
+    ultimate_rows: list[dict[str, Any]] = []
     scores_per_query = []
     urls_per_query = []
     for query_id, info in queries.items():
         present = by_query[query_id]
-        rankings = {e: _rated(c) for e, c in present.items() if _scoreable(c)}
+        complete = _pool_complete(present)
+        rankings = ({e: _rated(c) for e, c in present.items() if _scoreable(c)}
+                    if complete else {})
         scores = query_ndcg(rankings, k=k) if rankings else {}
         scores_per_query.append(scores)
         urls_per_query.append({e: [r["url"] for r in c["results"]] for e, c in present.items()
@@ -80,18 +105,20 @@ def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *, k: int,
                 "results": case["results"],
                 "search_error": case.get("search_error"),
                 "judge_errors": case.get("judge_errors", 0),
+                "pool_incomplete": not complete,
                 "latency_s": case.get("latency_s"),
             })
-        if rankings:
-            per_engine[ULTIMATE].append({
+        if rankings or not complete or _all_failed(present):
+            ultimate_rows.append({
                 **info,
                 "ndcg": scores.get(ULTIMATE),
                 "dcg": idcg if idcg else None,
                 "ratings": [r.rating for r in ideal],
                 "penalized_ratings": _penalized_ratings(ideal),
                 "results": [{"url": r.url, "rating": r.rating} for r in ideal],
-                "search_error": None,
-                "judge_errors": 0,
+                "search_error": ALL_ENGINES_FAILED if _all_failed(present) else None,
+                "judge_errors": 0 if complete else 1,
+                "pool_incomplete": not complete,
             })
     means = mean_ndcg(scores_per_query)
     report_engines = {}
@@ -109,6 +136,18 @@ def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *, k: int,
             "retries": sum(c.get("retries", 0) for c in engine_cases),
             "latency": asdict(latency_stats(latencies)),
             "per_query": rows,
+        }
+    if with_ultimate:
+        mean = means.get(ULTIMATE)
+        report_engines[ULTIMATE] = {
+            "mean_ndcg": mean.mean if mean else None,
+            "num_scored": mean.num_scored if mean else 0,
+            "search_errors": sum(r["search_error"] is not None for r in ultimate_rows),
+            "judge_errors": sum(r["judge_errors"] for r in ultimate_rows),
+            "skipped": 0,
+            "retries": 0,
+            "latency": asdict(latency_stats([])),
+            "per_query": ultimate_rows,
         }
     judged = {
         (c["query"], normalize_url(r["url"]), r.get("title"), r.get("snippet"))

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from needle_lib.metrics.latency import latency_stats
+from needle_lib.metrics.urls import normalize_url
 from needle_lib.search.types import SearchResult
 
 ULTIMATE = "ultimate"
@@ -136,26 +137,30 @@ def _per_query(case: dict[str, Any], score: float | None) -> dict[str, Any]:
 
 def _ultimate_case(present: dict[str, dict[str, Any]], engines: list[str],
                    num_results: int) -> dict[str, Any]:
-    """The pooled engine for one query: the first engine's hit at rank 1, then the rest."""
+    """The pooled engine for one query: the first engine's hit at rank 1, then the rest, one
+    page once however each engine spelled its URL."""
     pool = [present[e] for e in engines if e in present and _scored(present[e])]
     any_case = next(iter(present.values()))
     base = {"query_id": any_case["query_id"], "query": any_case["query"],
             "gold": any_case.get("gold"), "groups": any_case.get("groups", {}),
             "judged": 0, "judge_errors": 0, "latency_s": None}
     if not pool:
-        return {**base, "outcome": "error", "results": [], "hit_rank": None, "det_rank": None,
-                "search_error": "no engine answered this query"}
+        skipped = all(c.get("outcome") == "skipped" for c in present.values())
+        return {**base, "outcome": "skipped" if skipped else "error", "results": [],
+                "hit_rank": None, "det_rank": None,
+                "search_error": None if skipped else "no engine answered this query"}
     hitter = next((c for c in pool if c.get("hit_rank")), None)
     results: list[dict[str, Any]] = []
     seen: set[str] = set()
     if hitter is not None:
         hit = hitter["results"][hitter["hit_rank"] - 1]
         results.append({**hit, "engine": hitter["engine"]})
-        seen.add(hit["url"])
+        seen.add(normalize_url(hit["url"]))
     for case in pool:
         for result in case["results"]:
-            if result["url"] not in seen and len(results) < num_results:
-                seen.add(result["url"])
+            key = normalize_url(result["url"])
+            if key not in seen and len(results) < num_results:
+                seen.add(key)
                 results.append({**result, "engine": case["engine"]})
     rank = 1 if hitter is not None else None
     return {**base, "outcome": "passed" if rank else "failed", "results": results,
@@ -220,11 +225,12 @@ def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
                          engine=engine)
         for engine, engine_cases in per_engine.items()
     }
-    pooled = [_ultimate_case(present, engines, header["num_results"])
-              for present in by_query.values()]
-    report_engines[ULTIMATE] = _summary(pooled, group_names, group_orders, hit_by_other=None,
-                                        engine=ULTIMATE)
-    report_engines[ULTIMATE]["mrr_at_k"] = None
+    if engines or cases:  # a report with no engines has no ultimate
+        pooled = [_ultimate_case(present, engines, header["num_results"])
+                  for present in by_query.values()]
+        report_engines[ULTIMATE] = _summary(pooled, group_names, group_orders,
+                                            hit_by_other=None, engine=ULTIMATE)
+        report_engines[ULTIMATE]["mrr_at_k"] = None
     return {
         "schema_version": KNOWN_ITEM_SCHEMA_VERSION,
         "benchmark": header["bench"],

@@ -1,9 +1,11 @@
 """Seeded, stratified sampling of generated rows, reproducible across machines and tools.
 
-The shuffle is Fisher–Yates driven by splitmix64, NEEDLE's own choice, so the same seed
-picks the same rows here and there; Python's ``random`` would tie a cohort to CPython's
-generator. Without an explicit seed, generators use ``rows.seed_from_hour``: two runs in
-the same hour agree, the next hour draws afresh.
+The shuffle is Fisher–Yates driven by splitmix64, NEEDLE's own choice, and each stratum's
+seed is the run seed XOR the first 8 bytes (big-endian, 64 bits) of the SHA-256 of the
+stratum key, as NEEDLE derives it, so the same seed picks the same rows here and there (a
+user comparing with NEEDLE's published runs needs the same sample); Python's ``random``
+would tie a cohort to CPython's generator. Without an explicit seed, generators use
+``rows.seed_from_hour``: two runs in the same hour agree, the next hour draws afresh.
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ def shuffled(items: Sequence[T], seed: int) -> list[T]:
     return out
 
 
-def _key_seed(seed: int, key: str) -> int:
-    return seed ^ int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:8], 16)
+def stratum_seed(seed: int, key: str) -> int:
+    """The seed of one stratum's shuffle: ``seed`` XOR the 64-bit head of SHA-256(key)."""
+    return seed ^ int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big")
 
 
 def stratified_sample(items: Sequence[T], key: Callable[[T], str], k: int, seed: int) -> list[T]:
@@ -49,7 +52,8 @@ def stratified_sample(items: Sequence[T], key: Callable[[T], str], k: int, seed:
     groups: dict[str, list[T]] = {}
     for item in items:
         groups.setdefault(key(item), []).append(item)
-    queues = {name: shuffled(members, _key_seed(seed, name)) for name, members in groups.items()}
+    queues = {name: shuffled(members, stratum_seed(seed, name))
+              for name, members in groups.items()}
     order = shuffled(sorted(queues), seed)
     picked: list[T] = []
     depth = 0

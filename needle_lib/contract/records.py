@@ -74,6 +74,8 @@ class SearchCaseRecord(TypedDict):
     latency_s: float | None
     retries: int
     outcome: Outcome | None
+    #: Result entries the engine sent that were not results (null, a string, no URL).
+    malformed_results: NotRequired[int]
     verdict: NotRequired[str]
     skip_reason: NotRequired[str]
     error: NotRequired[str]

@@ -7,32 +7,54 @@ for repeating itself and split one page's rating across the pool.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, unquote_to_bytes, urlencode, urlsplit
 
-#: Query parameters that track the click, not the content (``utm_*`` is matched by prefix).
+#: Query parameters that track the click, not the content (``utm_*`` is matched by prefix),
+#: grouped by who appends them. Names are compared lower-cased.
 TRACKING_PARAMS = frozenset(
     {
-        "gclid",
-        "gclsrc",
-        "dclid",
-        "fbclid",
-        "msclkid",
-        "yclid",
-        "igshid",
-        "mc_cid",
-        "mc_eid",
-        "ref",
-        "ref_src",
-        "ref_url",
-        "_ga",
-        "_gl",
-        "spm",
-        "cmpid",
-        "ocid",
+        # search engines' click ids: Google Ads, Google's organic-result id (srsltid), Bing,
+        # Microsoft's cross-site id (msockid), Yandex
+        "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "gad_source", "srsltid",
+        "msclkid", "msockid", "yclid", "ysclid",
+        # social networks: Facebook, Instagram, X/Twitter, TikTok, LinkedIn, Pinterest, Snap
+        "fbclid", "igshid", "igsh", "twclid", "ttclid", "li_fat_id", "epik", "sccid",
+        # e-mail and marketing suites: Mailchimp, HubSpot, Marketo, Vero, Omeda, Salesforce
+        "mc_cid", "mc_eid", "_hsenc", "_hsmi", "__hssc", "__hstc", "__hsfp", "hsctatracking",
+        "mkt_tok", "vero_id", "vero_conv", "oly_anon_id", "oly_enc_id", "sfmc_id",
+        # analytics cookies carried in links: Google Analytics, Adobe
+        "_ga", "_gl", "s_cid", "s_kwcid",
+        # publishers' campaign and share tags: Guardian (CMP), NYT (smid), MSN (ocid), Yahoo
+        # (guccounter, guce_*), Alibaba (spm), generic referrer tags
+        "cmp", "cmpid", "smid", "ocid", "ncid", "icid", "guccounter", "guce_referrer",
+        "guce_referrer_sig", "spm", "ref", "ref_src", "ref_url", "referrer",
     }
 )
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+#: Characters whose escaped and literal spellings mean different paths (RFC 3986 reserved,
+#: plus ``%`` itself and space-like characters): they stay escaped, with upper-case hex.
+_RESERVED = frozenset("/?#[]@!$&'()*+,;=% \t\r\n")
+_ESCAPE_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def _decoded_run(match: re.Match[str]) -> str:
+    """One run of percent-escapes, decoded where the escape carries no meaning of its own."""
+    raw = unquote_to_bytes(match.group(0))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return match.group(0).upper()  # not UTF-8: keep the bytes, spelled one way
+    return "".join(quote(ch, safe="") if ch in _RESERVED else ch for ch in text)
+
+
+def decode_path(path: str) -> str:
+    """``caf%C3%A9`` and ``café`` as one spelling (the decoded one); ``%2F`` stays escaped,
+    because ``a%2Fb`` is one path segment and ``a/b`` two; a literal space is escaped."""
+    return _ESCAPE_RUN.sub(_decoded_run, path).replace(" ", "%20")
 
 
 def _is_tracking(name: str) -> bool:
@@ -45,8 +67,9 @@ def normalize_url(url: str) -> str:
     """A scheme-less canonical key: ``host[/path][?query]``.
 
     Lower-cases the host, strips ``www.``, default ports, the fragment, tracking parameters and
-    a trailing slash; sorts the remaining query parameters. Path case is kept (paths are
-    case-sensitive on most servers).
+    a trailing slash; decodes percent-escapes in the path that do not change its meaning;
+    sorts the remaining query parameters. Path case is kept (paths are case-sensitive on most
+    servers).
     """
     text = url.strip()
     if "://" not in text:
@@ -59,7 +82,7 @@ def normalize_url(url: str) -> str:
         port = None
     if port is not None and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
         host = f"{host}:{port}"
-    path = parts.path.rstrip("/")
+    path = decode_path(parts.path).rstrip("/")
     params = sorted(
         (k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _is_tracking(k)
     )

@@ -7,7 +7,10 @@ Policies, and why:
   and timeouts, ``Retry-After`` honoured; every retry is counted and reported per engine,
   because an engine that only answers on the third try is a finding of its own;
 - every failure becomes ``SearchOutcome.error`` text naming the engine, with the API key
-  scrubbed, because a benchmark must report a broken engine rather than crash on it.
+  scrubbed, because a benchmark must report a broken engine rather than crash on it;
+- one malformed entry in a result list (``null``, a string, an object without a URL) is
+  skipped and counted (``SearchOutcome.malformed``), never a void answer: the other results
+  are real, and failing the whole search would score the engine's outage, not its ranking.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from time import perf_counter
 from typing import Any, ClassVar
@@ -96,8 +99,9 @@ class HttpSearchClient(ABC):
         """The request for ``query``; operators are translated or dropped, never sent literally."""
 
     @abstractmethod
-    def parse_results(self, payload: Any) -> Iterable[SearchResult]:
-        """Map a decoded JSON body to results; raise ``EngineError`` for an API error field."""
+    def parse_results(self, payload: Any) -> Iterable[SearchResult | None]:
+        """Map a decoded JSON body to results, ``None`` for a malformed entry (see
+        ``each_entry``); raise ``EngineError`` for an API error field."""
 
     def _key(self) -> str:
         """The key for a header (engines with a required key only get built when it is set)."""
@@ -120,12 +124,14 @@ class HttpSearchClient(ABC):
         except EngineError as exc:
             return self._failed(exc, start, exc.retries)
         try:
-            results = self._finish(self._map(payload), num_results)
+            entries = self._map(payload)
         except EngineError as exc:
             return self._failed(exc, start, retries)
+        usable = [r for r in entries if r is not None and r.url]
         latency = perf_counter() - start
         self.latency_samples.append(latency)
-        return SearchOutcome(results, None, latency, retries)
+        return SearchOutcome(tuple(usable[:num_results]), None, latency, retries,
+                             malformed=len(entries) - len(usable))
 
     def _failed(self, exc: EngineError, start: float, retries: int) -> SearchOutcome:
         error = self._redact(f"{self.name}: {exc}")
@@ -170,17 +176,15 @@ class HttpSearchClient(ABC):
                                        sent.attempts), retries=sent.retries)
         return _decode_json(response, sent.retries), sent.retries
 
-    def _map(self, payload: Any) -> list[SearchResult]:
+    def _map(self, payload: Any) -> list[SearchResult | None]:
+        """Every entry the engine sent (``None`` = malformed). ``search`` keeps the top K of
+        those with a URL; snippets stay whole: the consumer applies the uniform evidence
+        budget (``cap_snippet``; the judge cuts with a note saying how much it left out, the
+        known-item matcher reads the capped text)."""
         try:
             return list(self.parse_results(payload))
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise EngineError(f"unexpected response shape ({type(exc).__name__}: {exc})") from exc
-
-    def _finish(self, results: list[SearchResult], num_results: int) -> tuple[SearchResult, ...]:
-        """Drop URL-less hits and keep the top K. Snippets stay whole: the consumer applies
-        the uniform evidence budget (``cap_snippet``; the judge cuts with a note saying how
-        much it left out, the known-item matcher reads the capped text)."""
-        return tuple([r for r in results if r.url][:num_results])
 
     def _redact(self, text: str) -> str:
         return text.replace(self._api_key, "***") if self._api_key else text
@@ -197,6 +201,18 @@ def make_result(
         snippet=str(snippet or "").strip(),
         published_date=date or None,
     )
+
+
+def each_entry(items: Any, build: Callable[[Mapping[str, Any]], SearchResult]
+               ) -> list[SearchResult | None]:
+    """``build`` applied to every object of a result list; ``None`` where an entry is not an
+    object (``null``, a string), so ``search`` skips and counts it. A list that is missing is
+    empty; a "list" that is not one is a response-shape error (``TypeError``)."""
+    if not items:
+        return []
+    if not isinstance(items, list):
+        raise TypeError(f"expected a list of results, got {type(items).__name__}")
+    return [build(item) if isinstance(item, Mapping) else None for item in items]
 
 
 def join_texts(parts: Any) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from needle_lib.search.base import EngineRequest, HttpSearchClient, make_result
+from needle_lib.search.base import EngineRequest, HttpSearchClient, each_entry, make_result
 from needle_lib.search.limits import clip_query
 from needle_lib.search.operators import ParsedQuery
 from needle_lib.search.types import SearchResult
@@ -40,9 +40,7 @@ class BraveClient(HttpSearchClient):
         headers = {"Accept": "application/json", "X-Subscription-Token": self._key()}
         return EngineRequest("GET", "/res/v1/web/search", params=params, headers=headers)
 
-    def parse_results(self, payload: Any) -> list[SearchResult]:
+    def parse_results(self, payload: Any) -> list[SearchResult | None]:
         web = payload.get("web") or {}
-        return [
-            make_result(r.get("url"), r.get("title"), r.get("description"), r.get("page_age"))
-            for r in web.get("results") or []
-        ]
+        return each_entry(web.get("results"), lambda r: make_result(
+            r.get("url"), r.get("title"), r.get("description"), r.get("page_age")))

@@ -17,6 +17,7 @@ from needle_lib.search.base import (
     EngineError,
     EngineRequest,
     HttpSearchClient,
+    each_entry,
     join_texts,
     make_result,
 )
@@ -77,7 +78,7 @@ class ConfigEngineClient(HttpSearchClient):
             _put(fields, placement.name, day.strftime(self.definition.date_format), nested)
         return []
 
-    def parse_results(self, payload: Any) -> list[SearchResult]:
+    def parse_results(self, payload: Any) -> list[SearchResult | None]:
         d = self.definition
         if d.error_field:
             error = _get(payload, d.error_field)
@@ -89,16 +90,12 @@ class ConfigEngineClient(HttpSearchClient):
             where = f"at {d.results!r}" if d.results else "as the body"
             raise EngineError(f"response has no results list {where} "
                               f"(check [response] results in {d.source})")
-        return [
-            make_result(
-                _get(item, d.url_field),
-                _get(item, d.title_field),
-                join_texts(_get(item, d.snippet_field_path)),
-                _get(item, d.date_field),
-            )
-            for item in items
-            if isinstance(item, Mapping)
-        ]
+        return each_entry(items, lambda item: make_result(
+            _get(item, d.url_field),
+            _get(item, d.title_field),
+            join_texts(_get(item, d.snippet_field_path)),
+            _get(item, d.date_field),
+        ))
 
 
 def _put(fields: dict[str, Any], name: str, value: Any, nested: bool) -> None:

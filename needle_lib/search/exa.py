@@ -22,6 +22,7 @@ from typing import Any
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
+    each_entry,
     join_texts,
     make_result,
     raise_api_error,
@@ -51,14 +52,11 @@ class ExaClient(HttpSearchClient):
             body["endPublishedDate"] = f"{query.before.isoformat()}T23:59:59.999Z"
         return EngineRequest("POST", "/search", json=body, headers={"x-api-key": self._key()})
 
-    def parse_results(self, payload: Any) -> list[SearchResult]:
+    def parse_results(self, payload: Any) -> list[SearchResult | None]:
         raise_api_error(payload, "error")
-        return [
-            make_result(
-                r.get("url"),
-                r.get("title"),
-                r.get("text") or join_texts(r.get("highlights")),
-                r.get("publishedDate"),
-            )
-            for r in payload.get("results") or []
-        ]
+        return each_entry(payload.get("results"), lambda r: make_result(
+            r.get("url"),
+            r.get("title"),
+            r.get("text") or join_texts(r.get("highlights")),
+            r.get("publishedDate"),
+        ))

@@ -24,6 +24,7 @@ from typing import Any
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
+    each_entry,
     join_texts,
     make_result,
     raise_api_error,
@@ -61,14 +62,11 @@ class KeenableClient(HttpSearchClient):
             path = "/v1/search/public"
         return EngineRequest("POST", path, json=body, headers=headers)
 
-    def parse_results(self, payload: Any) -> list[SearchResult]:
+    def parse_results(self, payload: Any) -> list[SearchResult | None]:
         raise_api_error(payload, "error")
-        return [
-            make_result(
-                r.get("url"),
-                r.get("title"),
-                join_texts(r.get("snippet")) or r.get("description"),
-                r.get("published_at"),
-            )
-            for r in payload.get("results") or []
-        ]
+        return each_entry(payload.get("results"), lambda r: make_result(
+            r.get("url"),
+            r.get("title"),
+            join_texts(r.get("snippet")) or r.get("description"),
+            r.get("published_at"),
+        ))

@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from needle_lib.search.base import EngineError, EngineRequest, HttpSearchClient, make_result
+from needle_lib.search.base import (
+    EngineError,
+    EngineRequest,
+    HttpSearchClient,
+    each_entry,
+    make_result,
+)
 from needle_lib.search.limits import clip_query
 from needle_lib.search.operators import ParsedQuery
 from needle_lib.search.types import SearchResult
@@ -41,12 +47,10 @@ class OctenClient(HttpSearchClient):
             body["end_time"] = f"{query.before.isoformat()}T23:59:59Z"
         return EngineRequest("POST", "/search", json=body, headers={"x-api-key": self._key()})
 
-    def parse_results(self, payload: Any) -> list[SearchResult]:
+    def parse_results(self, payload: Any) -> list[SearchResult | None]:
         code = payload.get("code", 0)
         if code not in (0, None):
             raise EngineError(f"API error code {code}: {str(payload.get('msg') or '')[:200]}")
         data = payload.get("data") or {}
-        return [
-            make_result(r.get("url"), r.get("title"), r.get("highlight"), r.get("time_published"))
-            for r in data.get("results") or []
-        ]
+        return each_entry(data.get("results"), lambda r: make_result(
+            r.get("url"), r.get("title"), r.get("highlight"), r.get("time_published")))

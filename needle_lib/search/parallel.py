@@ -21,6 +21,7 @@ from typing import Any
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
+    each_entry,
     join_texts,
     make_result,
     raise_api_error,
@@ -48,11 +49,7 @@ class ParallelClient(HttpSearchClient):
         }
         return EngineRequest("POST", "/v1/search", json=body, headers={"x-api-key": self._key()})
 
-    def parse_results(self, payload: Any) -> list[SearchResult]:
+    def parse_results(self, payload: Any) -> list[SearchResult | None]:
         raise_api_error(payload, "error")
-        return [
-            make_result(
-                r.get("url"), r.get("title"), join_texts(r.get("excerpts")), r.get("publish_date")
-            )
-            for r in payload.get("results") or []
-        ]
+        return each_entry(payload.get("results"), lambda r: make_result(
+            r.get("url"), r.get("title"), join_texts(r.get("excerpts")), r.get("publish_date")))

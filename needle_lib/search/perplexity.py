@@ -14,7 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from needle_lib.search.base import EngineRequest, HttpSearchClient, make_result, raise_api_error
+from needle_lib.search.base import (
+    EngineRequest,
+    HttpSearchClient,
+    each_entry,
+    make_result,
+    raise_api_error,
+)
 from needle_lib.search.operators import ParsedQuery, us_date
 from needle_lib.search.types import SearchResult
 
@@ -36,9 +42,7 @@ class PerplexityClient(HttpSearchClient):
         headers = {"Authorization": f"Bearer {self._key()}"}
         return EngineRequest("POST", "/search", json=body, headers=headers)
 
-    def parse_results(self, payload: Any) -> list[SearchResult]:
+    def parse_results(self, payload: Any) -> list[SearchResult | None]:
         raise_api_error(payload, "error")
-        return [
-            make_result(r.get("url"), r.get("title"), r.get("snippet"), r.get("date"))
-            for r in payload.get("results") or []
-        ]
+        return each_entry(payload.get("results"), lambda r: make_result(
+            r.get("url"), r.get("title"), r.get("snippet"), r.get("date")))

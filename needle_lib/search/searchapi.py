@@ -37,7 +37,7 @@ class SearchApiBingClient(HttpSearchClient):
         headers = {"Authorization": f"Bearer {self._key()}"}
         return EngineRequest("GET", "/api/v1/search", params=params, headers=headers)
 
-    def parse_results(self, payload: Any) -> list[SearchResult]:
+    def parse_results(self, payload: Any) -> list[SearchResult | None]:
         if _NO_RESULTS.search(str(payload.get("error") or "")):
             return []
         raise_api_error(payload, "error")

@@ -10,23 +10,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from needle_lib.search.base import make_result
+from needle_lib.search.base import each_entry, make_result
 from needle_lib.search.types import SearchResult
 
 
 def serp_results(
     payload: Any, *, knowledge_graph: str, answer_box: str, organic: str
-) -> list[SearchResult]:
+) -> list[SearchResult | None]:
     """Knowledge-graph website, then answer-box link, then the organic results, in order."""
-    results: list[SearchResult] = []
+    results: list[SearchResult | None] = []
     card = payload.get(knowledge_graph)
     if isinstance(card, Mapping) and card.get("website"):
         results.append(make_result(card["website"], card.get("title"), card.get("description")))
     box = payload.get(answer_box)
     if isinstance(box, Mapping) and box.get("link"):
         results.append(make_result(box["link"], box.get("title"), box.get("snippet")))
-    results.extend(
-        make_result(r.get("link"), r.get("title"), r.get("snippet"), r.get("date"))
-        for r in payload.get(organic) or []
-    )
+    results.extend(each_entry(payload.get(organic), lambda r: make_result(
+        r.get("link"), r.get("title"), r.get("snippet"), r.get("date"))))
     return results

@@ -37,7 +37,7 @@ class SerperClient(HttpSearchClient):
             body["tbs"] = ",".join(parts)
         return EngineRequest("POST", "/search", json=body, headers={"X-API-KEY": self._key()})
 
-    def parse_results(self, payload: Any) -> list[SearchResult]:
+    def parse_results(self, payload: Any) -> list[SearchResult | None]:
         return serp_results(
             payload, knowledge_graph="knowledgeGraph", answer_box="answerBox", organic="organic"
         )

@@ -32,6 +32,8 @@ class SearchOutcome:
     latency_s: float
     #: Requests sent again under the retry policy (429, 5xx, timeouts) before this outcome.
     retries: int = 0
+    #: Result-list entries skipped as malformed (not an object, or without a URL).
+    malformed: int = 0
 
     @property
     def ok(self) -> bool:

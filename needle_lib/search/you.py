@@ -13,11 +13,13 @@ https://you.com/resources/you-com-web-search-api (``POST https://ydc-index.io/v1
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
+    each_entry,
     join_texts,
     make_result,
     raise_api_error,
@@ -40,16 +42,21 @@ class YouClient(HttpSearchClient):
             body["freshness"] = freshness
         return EngineRequest("POST", "/v1/search", json=body, headers={"X-API-Key": self._key()})
 
-    def parse_results(self, payload: Any) -> list[SearchResult]:
+    def parse_results(self, payload: Any) -> list[SearchResult | None]:
         raise_api_error(payload, "error")
         sections = payload.get("results") or {}
         seen: set[str] = set()
-        results: list[SearchResult] = []
-        for hit in [*(sections.get("web") or []), *(sections.get("news") or [])]:
-            url = hit.get("url")
-            if url in seen:
-                continue
-            seen.add(url)
-            snippet = join_texts(hit.get("snippets")) or hit.get("description")
-            results.append(make_result(url, hit.get("title"), snippet, hit.get("page_age")))
+        results: list[SearchResult | None] = []
+        hits = [*each_entry(sections.get("web"), _hit), *each_entry(sections.get("news"), _hit)]
+        for hit in hits:
+            if hit is not None and hit.url:
+                if hit.url in seen:
+                    continue
+                seen.add(hit.url)
+            results.append(hit)
         return results
+
+
+def _hit(hit: Mapping[str, Any]) -> SearchResult:
+    snippet = join_texts(hit.get("snippets")) or hit.get("description")
+    return make_result(hit.get("url"), hit.get("title"), snippet, hit.get("page_age"))

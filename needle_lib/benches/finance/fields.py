@@ -73,6 +73,8 @@ class XbrlField:
     phrase: str
     concepts: tuple[str, ...]
     unit: str = "USD"
+    #: Cue words for low-entropy amounts (a per-share figure is any small decimal).
+    cues: tuple[str, ...] = ()
 
 
 XBRL_FIELDS: dict[str, XbrlField] = {
@@ -83,7 +85,8 @@ XBRL_FIELDS: dict[str, XbrlField] = {
             "RevenueFromContractWithCustomerIncludingAssessedTax", "SalesRevenueNet")),
         XbrlField("net_income", "net income", ("NetIncomeLoss", "ProfitLoss")),
         XbrlField("operating_income", "operating income", ("OperatingIncomeLoss",)),
-        XbrlField("eps_diluted", "diluted eps", ("EarningsPerShareDiluted",), unit="USD/shares"),
+        XbrlField("eps_diluted", "diluted eps", ("EarningsPerShareDiluted",), unit="USD/shares",
+                  cues=("eps", "per share", "earnings per", "per diluted share")),
     )
 }
 DEFAULT_XBRL_FIELDS = ("net_income", "operating_income", "eps_diluted")
@@ -97,7 +100,7 @@ def field_spec(field: str) -> FieldSpec:
     if field in REGISTRY_FIELDS:
         return REGISTRY_FIELDS[field]
     if field in XBRL_FIELDS:
-        return FieldSpec(field, "money", "1y", "")
+        return FieldSpec(field, "money", "1y", "", cues=XBRL_FIELDS[field].cues)
     if field == FILING.field:
         return FILING
     raise KeyError(field)

@@ -4,11 +4,13 @@ The evidence is what a user sees without clicking: ``title + " " + snippet`` (th
 capped at the run's ``--snippet-chars``) and the result URL. Each rule is as loose as a
 reader would be and no looser:
 
-- person: the name, or a nickname form ("Tim Cook" for "Timothy Donald Cook");
+- person: the name, or a nickname form where the given name stands ("Tim Cook" for
+  "Timothy Donald Cook", "Bill Gates" for "William Henry Gates"; the ``nicknames`` table);
 - entity: the name with legal suffixes ignored ("Apple" for "Apple Inc.");
 - year: the year as a number in the text;
-- country: long names in any case, but short forms (US, UK, U.S.) only in their own case,
-  so "trust us" is not the United States;
+- country: every name of the gold's country, however the gold names it ("USA" gold, "the
+  United States" text); long names in any case, but short forms (US, UK, U.S.) only in
+  their own case, so "trust us" is not the United States;
 - domain: the registrable domain of the URL, or the domain written in the text;
 - exact_id: tickers as a case-sensitive token ("AAPL", not "aapl"); long ids (LEI, accession
   numbers) anywhere in the text or URL once punctuation is dropped (EDGAR URLs carry them);
@@ -26,8 +28,13 @@ import re
 import string
 import unicodedata
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
+from urllib.parse import urlsplit
 
+from nicknames import NickNamer
+
+from needle_lib.benches.finance.countries import country_forms
 from needle_lib.benches.finance.fields import FIELD_TYPES, LEGAL_SUFFIXES, field_spec
 from needle_lib.benches.known_item import Match
 from needle_lib.errors import GoldError
@@ -56,17 +63,6 @@ _AMOUNT = re.compile(
     re.IGNORECASE,
 )
 
-#: Other names of a country; long ones match in any case, short ones in their own case.
-COUNTRY_ALIASES: dict[str, tuple[str, ...]] = {
-    "united states": ("US", "USA", "U.S.", "U.S.A.", "United States of America", "America"),
-    "united kingdom": ("UK", "U.K.", "Great Britain", "Britain"),
-    "united arab emirates": ("UAE",),
-    "china": ("PRC", "People's Republic of China"),
-    "south korea": ("Republic of Korea", "Korea"),
-    "russia": ("Russian Federation",),
-    "germany": ("Deutschland",),
-    "netherlands": ("Nederland", "Holland"),
-}
 #: Alias words too generic to stand for a country on their own.
 _VAGUE_COUNTRY_FORMS = frozenset({"state", "states", "union", "republic", "kingdom"})
 
@@ -150,9 +146,24 @@ def _person(gold: FinanceGold, text: str, norm: str, url: str) -> str | None:
             if token != surname:
                 continue
             for before in tokens[max(0, i - 3):i]:
-                if len(before) >= 3 and (given.startswith(before) or before.startswith(given)):
+                if len(before) >= 3 and same_given_name(given, before):
                     return f"{before} {surname}"
     return None
+
+
+@cache
+def _nicknamer() -> NickNamer:
+    return NickNamer()
+
+
+def same_given_name(given: str, written: str) -> bool:
+    """Whether ``written`` (before the surname) stands for the gold's given name: one is a
+    prefix of the other (NEEDLE's rule: "Tim" for "Timothy"), or the ``nicknames`` table
+    relates them ("Bill" for "William", "Peggy" for "Margaret")."""
+    if given.startswith(written) or written.startswith(given):
+        return True
+    names = _nicknamer()
+    return written in names.nicknames_of(given) or given in names.nicknames_of(written)
 
 
 def _strip_legal(norm: str) -> str:
@@ -180,9 +191,10 @@ def _year(gold: FinanceGold, text: str, norm: str, url: str) -> str | None:
 
 
 def _country_forms(gold: FinanceGold) -> list[str]:
+    """The gold's own forms, then every form of each country they name (see ``countries``)."""
     forms = [str(f) for f in gold.forms]
     for form in list(forms):
-        forms.extend(COUNTRY_ALIASES.get(squad_norm(form), ()))
+        forms.extend(f for f in country_forms(form) if f not in forms)
     return forms
 
 
@@ -201,18 +213,28 @@ def _country(gold: FinanceGold, text: str, norm: str, url: str) -> str | None:
     return None
 
 
+#: A host name written in text ("apple.com", "www.apple.com", "investor.apple.com").
+_HOST = re.compile(r"(?<![a-z0-9.-])((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,})(?![a-z0-9-])")
+
+
 def _domain(gold: FinanceGold, text: str, norm: str, url: str) -> str | None:
-    lowered = text.lower()
-    for form in gold.forms:
-        domain = str(form).strip().lower()
-        if "." not in domain:
-            continue
-        gold_domain = registrable_domain(domain)
-        if url and gold_domain and registrable_domain(url) == gold_domain:
-            return domain
-        if re.search(rf"(?<![a-z0-9-]){re.escape(domain)}(?![a-z0-9-])", lowered):
-            return domain
+    """Gold and evidence both reduced to registrable domains, so gold written as
+    ``www.apple.com`` or ``https://www.apple.com/`` matches "apple.com" in a snippet."""
+    wanted = {_site(str(f)) for f in gold.forms if "." in str(f)} - {""}
+    if url and _site(url) in wanted:
+        return _site(url)
+    for host in _HOST.findall(text.lower()):
+        if _site(host) in wanted:
+            return str(host)
     return None
+
+
+def _site(url: str) -> str:
+    """A URL's or host's registrable domain, else its host without ``www.`` (a site that is
+    itself a public suffix, like ``www.gov.uk``)."""
+    text = url.strip().lower()
+    host = urlsplit(text if "://" in text else f"//{text}").hostname or ""
+    return registrable_domain(host) or host.removeprefix("www.")
 
 
 def _id_form(form: Any) -> str:
@@ -251,14 +273,19 @@ def amounts(text: str) -> list[float]:
     return found
 
 
+def _gold_numbers(form: Any) -> list[float]:
+    """A gold amount: a number, or text read as result text is ("$130.5 billion")."""
+    if isinstance(form, int | float) and not isinstance(form, bool):
+        return [float(form)]
+    try:
+        return [float(str(form))]
+    except ValueError:
+        return amounts(str(form))[:1]
+
+
 def _within(tolerance: float) -> Any:
     def close(gold: FinanceGold, text: str, norm: str, url: str) -> str | None:
-        targets = []
-        for form in gold.forms:
-            try:
-                targets.append(float(form))
-            except (TypeError, ValueError):
-                continue
+        targets = [target for form in gold.forms for target in _gold_numbers(form)]
         for amount in amounts(text):
             for target in targets:
                 near = (abs(amount) < 1 if target == 0

@@ -4,10 +4,15 @@ A legal document is known by identifiers, not by wording, so a result counts whe
 its ``title + snippet`` (the snippet capped at ``--snippet-chars``) carries one of the gold's:
 
 - a CourtListener opinion URL with the gold cluster id (``courtlistener.com/opinion/<id>/``);
-- a reporter citation of the case ("89 F.4th 1188", "143 S. Ct. 2028"), in the text or as a
-  Justia Supreme Court URL (``supreme.justia.com/cases/federal/us/<vol>/<page>/``); only
-  reporters on an allow-list count, normalised to ``vol:reporter:page`` (``89:f4th:1188``),
-  so "5 people in 2024" is never a citation;
+- a reporter citation of the case ("89 F.4th 1188", "143 S. Ct. 2028", "2019 IL 123456"),
+  in the text or as a Justia Supreme Court URL
+  (``supreme.justia.com/cases/federal/us/<vol>/<page>/``), normalised to
+  ``vol:reporter:page`` (``89:f4th:1188``), so "5 people in 2024" is never a citation. With
+  the ``legal`` extra (``uv sync --extra legal``), Free Law Project's ``eyecite`` finds the
+  citations and ``reporters-db`` names the reporter (every federal and state reporter, their
+  variant spellings — "F. 4th", "Fed. Appx." — and neutral citations); without it, a
+  bundled allow-list of the common reporters. Short forms ("89 F.4th at 1190") and "Id."
+  never count: their page is a pin cite, not the case's first page;
 - a CFR citation ("17 CFR 240.10b-5", "17 C.F.R. § 240.10b-5") or a Cornell LII / eCFR
   section URL, normalised to ``title:section`` (``17:240.10b-5``);
 - the docket number ("No. 25-2462", Justia appellate URLs), but only when a party token of
@@ -23,15 +28,18 @@ a page and not a docket ("us/601/22-451/" is docket 22-451, not page 22), and a 
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from types import ModuleType
 from typing import Any
 
 from needle_lib.benches.known_item import Match
 from needle_lib.errors import GoldError
 
-#: Reporters whose citations identify a case (lowercase alphanumerics of the abbreviation).
+#: Without eyecite: reporters whose citations identify a case (lowercase alphanumerics).
 REPORTERS = frozenset({
     "us", "sct", "led", "led2d", "f", "f2d", "f3d", "f4th", "fsupp", "fsupp2d", "fsupp3d", "fappx",
     "wl", "br", "fedcl", "a", "a2d", "a3d", "p", "p2d", "p3d", "ne", "ne2d", "ne3d", "nw", "nw2d",
@@ -68,15 +76,55 @@ _CFR_URLS = (
 )
 
 
+@cache
+def _eyecite() -> ModuleType | None:
+    """eyecite when the ``legal`` extra is installed, else None (the bundled table)."""
+    try:
+        return importlib.import_module("eyecite")
+    except ImportError:
+        return None
+
+
 def reporter_key(raw: str) -> str:
     """"F. App'x" → ``fappx``: lowercase alphanumerics, aliases folded."""
     key = re.sub(r"[^a-z0-9]", "", raw.lower())
     return _REPORTER_ALIASES.get(key, key)
 
 
+@lru_cache(maxsize=8192)  # the same snippet reaches the matcher once per gold, per engine
+def reporter_citations(text: str) -> frozenset[str]:
+    """Every full reporter citation in ``text`` as ``vol:reporter:page``."""
+    eyecite = _eyecite()
+    if not text.strip():
+        return frozenset()
+    if eyecite is None:
+        return frozenset(f"{int(v)}:{reporter_key(r)}:{int(p)}" for v, r, p in _CITE.findall(text)
+                         if reporter_key(r) in REPORTERS)
+    full = importlib.import_module("eyecite.models").FullCaseCitation
+    keys = set()
+    for cite in eyecite.get_citations(text):
+        volume = cite.groups.get("volume") or ""
+        page = _page(cite.groups.get("page") or "")
+        if isinstance(cite, full) and volume.isdigit() and page:
+            keys.add(f"{int(volume)}:{reporter_key(cite.corrected_reporter())}:{page}")
+    return frozenset(keys)
+
+
+def _page(raw: str) -> str | None:
+    """A first page as a key: digits (zeros dropped) with a neutral citation's suffix kept
+    ("120583-U", "189A"); None for what names no case (a blank "___", front-matter roman
+    numerals, "¶" paragraphs)."""
+    m = re.fullmatch(r"(\d{1,7})(-?[a-z]{1,2})?", raw.strip().lower())
+    return f"{int(m.group(1))}{m.group(2) or ''}" if m else None
+
+
 def citation_key(raw: str) -> str | None:
-    """A gold citation ("89 F.4th 1188") as ``vol:reporter:page``; None if it is not one."""
-    m = _GOLD_CITE.match(raw)
+    """A gold citation ("89 F.4th 1188") as ``vol:reporter:page``, normalised as results'
+    citations are; None if it is not one."""
+    found = reporter_citations(raw)
+    if len(found) == 1:
+        return next(iter(found))
+    m = _GOLD_CITE.match(raw)  # a reporter neither source knows: its spelling, folded
     if not m:
         return None
     reporter = reporter_key(m.group(2))
@@ -116,8 +164,7 @@ class FoundIds:
 
 def extract_ids(*, text: str, url: str) -> FoundIds:
     """Every identifier in a result: ``text`` is its title and capped snippet."""
-    cites = {f"{int(v)}:{reporter_key(r)}:{int(p)}" for v, r, p in _CITE.findall(text)
-             if reporter_key(r) in REPORTERS}
+    cites = set(reporter_citations(text))
     cites |= {f"{int(v)}:us:{int(p)}" for v, p in _JUSTIA_US.findall(url)}
     cfr = {cfr_key(t, s) for t, s in _CFR_TEXT.findall(text)}
     for pattern in _CFR_URLS:

@@ -223,7 +223,9 @@ async def generate_news(
         stats.add("future", pick.future)
     topics: list[Trend] = []
     if use_trends:
-        topics = funnel_trends(trends, now=now, max_trends=options.max_trends).topics
+        funnel = funnel_trends(trends, now=now, max_trends=options.max_trends)
+        topics = funnel.topics
+        stats.add("future", funnel.future)
         stats.add("trends", len(topics))
     stats.add("candidates", len(candidates) + len(topics))
 

@@ -10,7 +10,9 @@ wrong clock or time zone at the publisher); a smaller skew counts as age zero.
 Trends. The same topic trends in many states at once: identical topics are merged (their
 geos united), near-identical ones (rapidfuzz token-set ratio ≥ 90 after normalisation) fold
 into the bigger one, non-ASCII topics and topics older than 24 hours are dropped, and the
-biggest by traffic are kept up to ``max_trends``.
+biggest by traffic are kept up to ``max_trends``. Topics dated more than 5 minutes into the
+future are dropped before merging, as feed items are: a wrong clock says nothing about when
+the topic trended, and merged into a twin it would make the twin look newer than it is.
 """
 
 from __future__ import annotations
@@ -146,14 +148,19 @@ class TrendFunnel:
     near_duplicates: int = 0
     non_ascii: int = 0
     too_old: int = 0
+    future: int = 0
     over_cap: int = 0
 
 
 def funnel_trends(trends: Iterable[Trend], *, now: datetime, max_trends: int) -> TrendFunnel:
-    """Merge across geos, fold near-duplicates, keep recent ASCII topics, cap by traffic."""
+    """Drop future-dated topics, merge across geos, fold near-duplicates, keep recent ASCII
+    topics, cap by traffic."""
     by_topic: dict[str, Trend] = {}
     funnel = TrendFunnel([])
     for trend in trends:
+        if trend.published > now + FUTURE_SKEW:
+            funnel.future += 1
+            continue
         key = canonical_text(trend.topic)
         if key in by_topic:
             by_topic[key] = _merge(by_topic[key], trend)

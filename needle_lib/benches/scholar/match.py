@@ -10,7 +10,9 @@ without clicking (``title + " " + snippet``, the snippet capped at ``--snippet-c
 - PMIDs in PubMed and Europe PMC ``MED`` URLs and as ``PMID: …`` in the text;
 - PubMed Central ids in PMC and Europe PMC URLs and as ``PMC…`` in the text. They match the
   gold's ``pmcid`` directly: NEEDLE maps them to PMIDs through NCBI's converter at run time,
-  we record the PMCID at generation instead, so scoring needs no network.
+  we record the PMCID at generation instead, so scoring needs no network. A row NEEDLE made
+  (a PMID, no PMCID) therefore cannot match a PMC link; such a miss says so
+  (``ScholarGold.pmc_blind``), so it is never mistaken for the engine's.
 
 Titles are never matched by wording: a near-identical title can be another paper (a
 preprint of a different version, a comment, a reply), and ids cannot.
@@ -101,6 +103,11 @@ class ScholarGold:
     def describe(self) -> str:
         return ", ".join(f"{kind} {value}" for kind, value in self.ids.items())
 
+    @property
+    def pmc_blind(self) -> bool:
+        """A PubMed paper without its PMCID (NEEDLE's files): PMC links cannot match it."""
+        return "pmid" in self.ids and "pmcid" not in self.ids
+
 
 def _arxiv_ids(sources: tuple[str, ...]) -> set[str]:
     found = set()
@@ -180,4 +187,7 @@ def match_result(gold: ScholarGold, *, title: str, snippet: str, url: str) -> Ma
             return Match(True, f"{kind} {value}")
     if not found:
         return Match(False, "no paper id in URL, title or snippet")
+    if gold.pmc_blind and "pmcid" in found:
+        return Match(False, f"PMC link ({_listing(found)}) not comparable: the gold has a PMID "
+                            "but no pmcid (a NEEDLE-made row)")
     return Match(False, f"other paper ids: {_listing(found)}")
