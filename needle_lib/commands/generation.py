@@ -14,7 +14,7 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
@@ -80,7 +80,7 @@ def add_generate_parser(subparsers: argparse._SubParsersAction, bench: str, *, h
 
 def run_generation(prog: str, args: argparse.Namespace,
                    options: Callable[[datetime, int], OptionsT],
-                   generate: Callable[[OptionsT, dict[str, str]], Awaitable[Generated]],
+                   generate: Callable[[OptionsT, dict[str, str]], Coroutine[Any, Any, Generated]],
                    *, details: Sequence[str] = (),
                    counts: Callable[[Rows], Mapping[str, int]] | None = None,
                    fatal: tuple[type[Exception], ...] = ()) -> int:

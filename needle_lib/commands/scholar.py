@@ -73,6 +73,10 @@ def _llm(options: Options) -> AsyncChatClient | None:
 
 
 def _sources(suites: tuple[str, ...], env: dict[str, str]) -> Sources:
+    arxiv: ArxivApi | None
+    arxiv_html: ArxivHtml | None
+    europepmc: EuropePmc | None
+    ncbi: NcbiIdConverter | None
     if "arxiv" in suites:
         arxiv, arxiv_html = ArxivApi(env=env), ArxivHtml(env=env)
     else:

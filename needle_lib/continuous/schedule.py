@@ -52,7 +52,7 @@ DAILY = tuple(name for name, c in SCHEDULE.items() if c.hour is not None)
 def cron_lines() -> dict[str, tuple[str, ...]]:
     """Cron line → benches it runs: one line per daily hour (which also runs the hourly
     benches), and one line for the remaining hours."""
-    daily_hours = sorted({SCHEDULE[b].hour for b in DAILY if SCHEDULE[b].hour is not None})
+    daily_hours = sorted({hour for b in DAILY if (hour := SCHEDULE[b].hour) is not None})
     lines = {
         f"{MINUTE} {hour} * * *": (*HOURLY, *(b for b in DAILY if SCHEDULE[b].hour == hour))
         for hour in daily_hours

@@ -102,7 +102,7 @@ class CaseRecord(TypedDict):
     #: Lines for the terminal's "needle" section (a preflight note, say).
     messages: NotRequired[list[str]]
     #: Report-only detail: a recall case's line diff (shown, never dumped).
-    diff: NotRequired[list[dict[str, Any]]]
+    diff: NotRequired[list[list[str]]]
 
 
 class RecallDump(TypedDict):

@@ -113,9 +113,11 @@ def heatmap_figure(runs: Sequence[Run], title: str) -> go.Figure:
     labels = axis_labels(runs)
     targets = _targets(runs)
     by_run = [{c["case_id"]: c for c in run.cases} for run in runs]
-    z, hover = [], []
+    z: list[list[float | None]] = []
+    hover: list[list[str]] = []
     for case_id, name in targets:
-        z_row, hover_row = [], []
+        z_row: list[float | None] = []
+        hover_row: list[str] = []
         for cases in by_run:
             case = cases.get(case_id)
             if case is None:

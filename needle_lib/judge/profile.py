@@ -70,9 +70,9 @@ class QueryProfile:
 
     @classmethod
     def from_json(cls, text: str) -> QueryProfile:
-        data = json.loads(text)
-        return cls(**{key: tuple(value) if isinstance(value, list) else value
-                      for key, value in data.items()})
+        data: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
+                                for key, value in json.loads(text).items()}
+        return cls(**data)
 
 
 def query_operators(query: str) -> tuple[str, ...]:

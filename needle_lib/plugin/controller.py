@@ -89,9 +89,10 @@ class Controller:
         case = record["case"]
         if outcome == Outcome.ERROR and not case.get("error"):
             case["error"] = _last_line(report.longreprtext) or "error"
-        skipped_by_pytest = outcome == Outcome.SKIPPED and isinstance(report.longrepr, tuple)
-        if skipped_by_pytest and not case.get("skip_reason"):
-            case["skip_reason"] = str(report.longrepr[-1])
+        longrepr = report.longrepr
+        if outcome == Outcome.SKIPPED and isinstance(longrepr, tuple) \
+                and not case.get("skip_reason"):
+            case["skip_reason"] = str(longrepr[-1])  # pytest's (path, line, reason)
         for message in record.get("messages", []):
             self._note(message)
         self._add(report, record, outcome)
@@ -126,7 +127,7 @@ class Controller:
     def _attach_html(report: pytest.TestReport, html: str) -> None:
         from pytest_html import extras
 
-        report.extras = [*getattr(report, "extras", []), extras.html(html)]
+        report.extras = [*getattr(report, "extras", []), extras.html(html)]  # type: ignore[attr-defined]
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.finished = self.recall.finish()

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from needle_lib.contract.outcome import is_answered
+from needle_lib.contract.outcome import Outcome, is_answered
+from needle_lib.contract.records import CaseRecord
 from needle_lib.jsonio import read_json, write_json_atomic
 from needle_lib.recall.results import finalize, new_dump
 
@@ -20,7 +21,7 @@ class RecallDumps:
         self.dumps: dict[str, dict[str, Any]] = {}
         self.paths: dict[str, Path] = {}
 
-    def _open(self, record: dict[str, Any]) -> dict[str, Any]:
+    def _open(self, record: CaseRecord) -> dict[str, Any]:
         pair = record["pair"]
         if pair in self.dumps:
             return self.dumps[pair]
@@ -36,7 +37,7 @@ class RecallDumps:
         self.paths[pair] = path
         return dump
 
-    def add(self, record: dict[str, Any], outcome: str) -> None:
+    def add(self, record: CaseRecord, outcome: Outcome) -> None:
         dump = self._open(record)
         case = dict(record["case"])
         case["outcome"] = outcome

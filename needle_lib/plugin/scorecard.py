@@ -9,7 +9,7 @@ sees each record exactly as the worker built it — the same path pytest's own
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pytest
 
@@ -52,5 +52,5 @@ class Scorecard:
 def record_of(report: pytest.TestReport) -> CaseRecord | None:
     for name, value in report.user_properties:
         if name == RECORD_KEY:
-            return value
+            return cast(CaseRecord, value)
     return None

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.benches.runfiles import Journal, finish_run, journal_path
+from needle_lib.contract.outcome import Outcome
+from needle_lib.contract.records import CaseRecord
 
 
 class SearchReports:
@@ -29,7 +31,7 @@ class SearchReports:
         self.paths: dict[str, Path] = {}
         self.journals: dict[str, Journal] = {}
 
-    def add(self, record: dict[str, Any], outcome: str) -> None:
+    def add(self, record: CaseRecord, outcome: Outcome) -> None:
         pair = record["pair"]
         if pair not in self.headers:
             self.headers[pair] = {**record["header"], "started_at": self.started_at}

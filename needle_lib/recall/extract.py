@@ -228,21 +228,21 @@ def _children(node: Any) -> list[Any]:
 def _comment_lines(source: str, comments: list[Any]) -> dict[int, str]:
     """Lines whose only non-blank content is comment text."""
     starts = [0]
-    for line in split_lines(source):
-        starts.append(starts[-1] + len(line) + 1)
+    for text_line in split_lines(source):
+        starts.append(starts[-1] + len(text_line) + 1)
     covered: dict[int, list[tuple[int, int]]] = {}
     for comment in comments:
         begin, end = comment.range
         for line in range(comment.loc.start.line, comment.loc.end.line + 1):
             covered.setdefault(line, []).append((begin, end))
     prose: dict[int, str] = {}
-    for line, spans in covered.items():
-        line_start, line_end = starts[line - 1], starts[line] - 1
+    for number, spans in covered.items():
+        line_start, line_end = starts[number - 1], starts[number] - 1
         outside = [True] * (line_end - line_start)
         for begin, end in spans:
             for pos in range(max(begin, line_start), min(end, line_end)):
                 outside[pos - line_start] = False
         text = source[line_start:line_end]
         if not "".join(ch for ch, out in zip(text, outside, strict=True) if out).strip():
-            prose[line] = COMMENT
+            prose[number] = COMMENT
     return prose

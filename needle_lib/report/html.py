@@ -102,7 +102,7 @@ def search_case_html(case: dict[str, Any]) -> str:
         f" — search error: {escape(error)}" if error else "")
     gold = case.get("gold_text")
     known_item = gold is not None
-    gold_line = f"<p>gold: {escape(gold)}</p>" if known_item else ""
+    gold_line = f"<p>gold: {escape(str(gold))}</p>" if known_item else ""
     columns = ("match", "why") if known_item else ("rating", "judge reasoning")
     return (f'<div class="needle-search"><p><b>{head}</b></p>{gold_line}<table border="1" '
             f'style="border-collapse:collapse"><tr><th>#</th><th>{columns[0]}</th>'

@@ -53,7 +53,7 @@ class FakeHubServer(LoopbackServer):
 
         class Handler(BaseHTTPRequestHandler):
             def _serve(self) -> None:
-                status, content_type, payload = server.handle(
+                status, content_type, payload, *_ = server.handle(
                     self.command, self.path, self.headers, b""
                 )
                 self.send_response(status)

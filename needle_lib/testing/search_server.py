@@ -162,6 +162,7 @@ class FakeSearchServer(LoopbackServer):
         if what == "searxng" and params.get("format") != ["json"]:
             # SearXNG serves its HTML page unless a JSON request names the format
             return 200, "text/html", b"<!DOCTYPE html><html><body>searxng</body></html>"
+        payload: dict[str, Any] | int
         if what == "searxng":
             payload = self._searxng(params)
         elif what == "brave":

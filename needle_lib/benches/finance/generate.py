@@ -295,7 +295,8 @@ async def generate_finance(companies: Sequence[Company], *, wikidata: WikidataCl
         return await _company_rows(company, wikidata=wikidata, gleif=gleif, stamp=stamp,
                                    min_employee_year=min_employee_year, tally=tally)
 
-    per_company = await _each_company(companies, work, [], tally=tally, limit=concurrency)
+    none: list[dict[str, Any]] = []
+    per_company = await _each_company(companies, work, none, tally=tally, limit=concurrency)
     return [row for rows in per_company for row in rows]
 
 
@@ -323,7 +324,8 @@ async def generate_filings(companies: Sequence[Company], *, sec: SecClient,
         return [candidates[i] for i in permutation(len(candidates), seed ^ company.cik)
                 [:per_company]]
 
-    drawn = await _each_company(companies, work, [], tally=tally, limit=concurrency)
+    no_facts: list[QuarterFact] = []
+    drawn = await _each_company(companies, work, no_facts, tally=tally, limit=concurrency)
     syntaxes = cycle(FILINGS_SYNTAX)
     rows = []
     for company, facts in zip(companies, drawn, strict=True):

@@ -120,7 +120,7 @@ class SecClient(SourceClient):
             ticker = str(row.get("ticker") or "").strip().upper()
             title = str(row.get("title") or "").strip()
             try:
-                cik = int(row.get("cik_str"))
+                cik = int(str(row.get("cik_str")))
             except (TypeError, ValueError):
                 continue
             if ticker and title:

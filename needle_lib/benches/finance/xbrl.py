@@ -51,6 +51,8 @@ def _quarter_fact(field: str, raw: Any) -> QuarterFact | None:
     fy, start, end, value = raw.get("fy"), raw.get("start"), raw.get("end"), raw.get("val")
     if not isinstance(fy, int) or not isinstance(value, int | float) or isinstance(value, bool):
         return None
+    if not isinstance(start, str) or not isinstance(end, str):
+        return None
     days = span_days(start, end)
     if days is None or not MIN_QUARTER_DAYS <= days <= MAX_QUARTER_DAYS:
         return None  # a year-to-date or annual value, or a broken period

@@ -90,7 +90,7 @@ def parse_case(record: Any) -> Case | None:
     cluster = record.get("cluster_id")
     try:
         filed = date.fromisoformat(str(record.get("dateFiled") or "")[:10])
-        cluster_id = int(cluster)
+        cluster_id = int(str(cluster))
     except (TypeError, ValueError):
         return None
     if not name or not court or cluster_id <= 0:

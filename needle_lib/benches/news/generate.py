@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any, TextIO, TypeVar
 
 from needle_lib.benches.generation import query_row
@@ -200,11 +201,11 @@ async def generate_news(
     use_rss = options.source in ("rss", "both") and feed_client is not None
     if feed_client is not None and use_rss:
         stats.add("feeds", len(feeds))
-        jobs += [_fetch(feed.url, lambda f=feed: feed_client.fetch(f), stats) for feed in feeds]
+        jobs += [_fetch(feed.url, partial(feed_client.fetch, feed), stats) for feed in feeds]
     use_trends = options.source in ("trending", "both") and trends_client is not None
     if trends_client is not None and use_trends:
         stats.add("geos", len(options.geos))
-        jobs += [_fetch(f"Trends {geo}", lambda g=geo: trends_client.fetch(g), stats)
+        jobs += [_fetch(f"Trends {geo}", partial(trends_client.fetch, geo), stats)
                  for geo in options.geos]
     fetched = await _gathered("news: fetching", jobs, stream)
     now = clock()

@@ -150,7 +150,7 @@ def age_windows(bucket: str, now: datetime, count: int) -> list[tuple[date, date
 
 
 def _interleave(lists: list[list[Paper]]) -> list[Paper]:
-    merged = []
+    merged: list[Paper] = []
     for i in range(max((len(x) for x in lists), default=0)):
         merged.extend(x[i] for x in lists if i < len(x))
     return merged

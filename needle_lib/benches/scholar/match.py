@@ -90,7 +90,7 @@ class ScholarGold:
                 continue
             if not isinstance(value, str | int):
                 raise GoldError(f"gold id {kind} must be a string, got {value!r}")
-            normal = NORMALIZERS[kind](value)
+            normal = NORMALIZERS[kind](str(value))
             if normal is None:
                 raise GoldError(f"gold id {kind} {value!r} is not a valid {kind}")
             ids[kind] = normal
