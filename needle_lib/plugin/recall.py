@@ -211,7 +211,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
             "api_key": opt("api_key"),
             "max_tokens": opt("max_tokens"),
             "temperature": opt("temperature"),
-            "timeout": opt("timeout"),
+            "timeout": opt("request_timeout"),
             "concurrency": opt("concurrency"),
         }.items()
         if value is not None
