@@ -1,3 +1,34 @@
-"""Shared test setup: pytester for end-to-end runs of ``pytest evals``."""
+"""Shared test setup: pytester for end-to-end runs of ``pytest evals``, and a hermetic
+environment.
+
+The suite must give the same verdicts on every machine: a developer's ``.env`` (which the
+README recommends for keys) and exported ``NEEDLE_*`` settings would otherwise flow into
+every test and every ``pytest evals`` subprocess a test starts, turning "no key → skipped"
+into a real request or pointing a client at the developer's server. So, before the plugin
+configures anything, the variables Needle reads are removed and ``.env`` loading is off;
+tests that need a variable set it themselves (``monkeypatch.setenv``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from needle_lib.llm.config import NO_DOTENV_ENV
+from needle_lib.search.registry import ENGINES
 
 pytest_plugins = ["pytester"]
+
+#: What Needle reads from the environment: its own settings, API keys and tokens, and the
+#: engines' mode switches (``TAVILY_DEPTH``).
+NEEDLE_READS = re.compile(r"NEEDLE_\w+|\w+_API_(KEY|TOKEN)")
+ENGINE_MODES = {spec.mode_env for spec in ENGINES.values() if spec.mode_env}
+
+
+def hermetic_environment(environ: os._Environ[str]) -> None:
+    for name in [n for n in environ if NEEDLE_READS.fullmatch(n) or n in ENGINE_MODES]:
+        del environ[name]
+    environ[NO_DOTENV_ENV] = "1"
+
+
+hermetic_environment(os.environ)
