@@ -11,7 +11,7 @@ from statistics import fmean, median
 from typing import Any
 
 from needle_lib.llm.protocol import ChatResult
-from needle_lib.llm.truncation import served_prompt_tokens
+from needle_lib.llm.truncation import PromptCount, served_prompt_tokens
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.score import SCORER_VERSION, Score
 
@@ -33,7 +33,7 @@ EMPTY_CASE: dict[str, Any] = dict.fromkeys((
     "function", "case_id", "file", "start_line", "signature", "outcome", "matched", "scored",
     "ratio", "passed", "hallucinated", "reindented", "bonus", "missing", "composition",
     "response", "reasoning", "finish_reason", "latency_s", "usage", "timings", "attempts",
-    "error", "skip_reason", "prompt_tokens_est",
+    "error", "skip_reason", "prompt_tokens_est", "prompt_count",
 ))
 
 
@@ -47,6 +47,7 @@ def answer_fields(result: ChatResult) -> dict[str, Any]:
         "latency_s": round(result.latency_s, 4),
         "served_model": result.model,
         "attempts": result.attempts,
+        "prompt_count": result.prompt_count,
     }
 
 
@@ -61,6 +62,7 @@ def stored_result(case: dict[str, Any]) -> ChatResult:
         latency_s=case.get("latency_s") or 0.0,
         model=case.get("served_model"),
         attempts=case.get("attempts") or 0,
+        prompt_count=case.get("prompt_count"),
     )
 
 
@@ -118,7 +120,8 @@ def summarize(cases: list[dict[str, Any]], expected: int) -> dict[str, Any]:
     matched = sum(c["matched"] for c in valid)
     scored = sum(c["scored"] for c in valid)
     latencies = [c["latency_s"] for c in valid if c.get("latency_s") is not None]
-    served = [n for c in cases if (n := served_prompt_tokens(c.get("usage"))) is not None]
+    served = [n for c in cases if c.get("prompt_count") != PromptCount.CACHE_HIT
+              and (n := served_prompt_tokens(c.get("usage"), c.get("timings"))) is not None]
     estimated = [c["prompt_tokens_est"] for c in cases if c.get("prompt_tokens_est")]
 
     def part(name: str, key: str) -> int:
@@ -147,7 +150,8 @@ def summarize(cases: list[dict[str, Any]], expected: int) -> dict[str, Any]:
             "p50": round(median(latencies), 4) if latencies else None,
         },
         # Median prompt size: as the server counted it (usage.prompt_tokens, the model's own
-        # tokenizer) and as estimated under the reference tokenizer.
+        # tokenizer; cache-hit counts cover only the tail, so they are left out) and as
+        # estimated under the reference tokenizer.
         "prompt_tokens": {
             "served": int(median(served)) if served else None,
             "estimate": int(median(estimated)) if estimated else None,
