@@ -8,6 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+RESULT_FILE_MODE = 0o644
+
 
 def write_json_atomic(path: Path, data: Any, *, indent: int | None = None) -> None:
     """Write to a temp file in the same directory, fsync, then rename over ``path``.
@@ -21,10 +23,16 @@ def write_json_atomic(path: Path, data: Any, *, indent: int | None = None) -> No
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """``write_json_atomic`` for text already serialised (e.g. JSON Lines)."""
+    """``write_json_atomic`` for text already serialised (e.g. JSON Lines).
+
+    The file is made 0644 like any file written with ``open``: results are shared (a
+    colleague reads them, a web server publishes them), and the temp file's private 0600
+    would otherwise survive the rename.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, RESULT_FILE_MODE)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

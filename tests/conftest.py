@@ -1,4 +1,12 @@
-"""Shared test setup: pytester for end-to-end runs of ``pytest evals``, and a pinned clock.
+"""Shared test setup: pytester for end-to-end runs of ``pytest evals``, a hermetic
+environment and a pinned clock.
+
+The suite must give the same verdicts on every machine: a developer's ``.env`` (which the
+README recommends for keys) and exported ``NEEDLE_*`` settings would otherwise flow into
+every test and every ``pytest evals`` subprocess a test starts, turning "no key → skipped"
+into a real request or pointing a client at the developer's server. So, before the plugin
+configures anything, the variables Needle reads are removed and ``.env`` loading is off;
+tests that need a variable set it themselves (``monkeypatch.setenv``).
 
 Generation seeds from the UTC hour and dates its windows from today, so a test that ran a
 generate command on the real clock drew a different sample every hour (and failed in some).
@@ -9,14 +17,32 @@ libfaketime at several hours and dates to keep it so.
 
 from __future__ import annotations
 
+import os
+import re
 from datetime import datetime
 
 import pytest
 from fakeclock import PINNED_NOW
 
 from needle_lib.clock import NOW_ENV
+from needle_lib.llm.config import NO_DOTENV_ENV
+from needle_lib.search.registry import ENGINES
 
 pytest_plugins = ["pytester"]
+
+#: What Needle reads from the environment: its own settings, API keys and tokens, and the
+#: engines' mode switches (``TAVILY_DEPTH``).
+NEEDLE_READS = re.compile(r"NEEDLE_\w+|\w+_API_(KEY|TOKEN)")
+ENGINE_MODES = {spec.mode_env for spec in ENGINES.values() if spec.mode_env}
+
+
+def hermetic_environment(environ: os._Environ[str]) -> None:
+    for name in [n for n in environ if NEEDLE_READS.fullmatch(n) or n in ENGINE_MODES]:
+        del environ[name]
+    environ[NO_DOTENV_ENV] = "1"
+
+
+hermetic_environment(os.environ)
 
 
 @pytest.fixture(autouse=True)

@@ -160,12 +160,13 @@ def test_malformed_gold_row_is_a_usage_error_naming_file_and_line(pytester, tmp_
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
-def test_a_file_without_finance_rows_skips_with_a_reason(pytester, tmp_path, engines):
+def test_a_file_without_finance_rows_runs_nothing_and_says_why(pytester, tmp_path, engines):
     queries = tmp_path / "news.txt"
     queries.write_text("storm warning seattle\n")
-    result = run_evals(pytester, tmp_path / "none", "--queries", str(queries), "-rs",
+    result = run_evals(pytester, tmp_path / "none", "--queries", str(queries),
                        module="test_finance.py")
-    result.stdout.fnmatch_lines(["*has no finance rows*"])
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines([f"no case ran: {queries} has no rows for the selected*"])
 
 
 SAMPLE = REPO_ROOT / "fixtures" / "gold" / "finance.sample.jsonl"

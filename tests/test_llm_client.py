@@ -465,6 +465,30 @@ def test_a_full_or_unknown_prompt_count_is_not_truncation(
             assert client.complete(MESSAGES, prompt_tokens=estimate).content == "answer"
 
 
+@pytest.mark.parametrize(("reported", "timings", "expected"), [
+    (180, None, "cache_hit"),  # Ollama's llama-server runner: only the uncached task text
+    (180, {"cache_n": 13_820, "prompt_n": 180}, "full"),  # llama.cpp reports the reuse
+    (13_990, None, "full"),
+], ids=["uncached-count-only", "llama-cpp-cache-n", "full-count"])
+def test_a_prefix_cache_hit_is_recorded_not_called_truncation(
+    tmp_path: Path, reported: int, timings: dict | None, expected: str
+) -> None:
+    answer = served(reported)
+    body = {**answer.json(), "timings": timings} if timings else answer.json()
+    with respx.mock:
+        respx.post(URL).mock(return_value=httpx.Response(200, json=body))
+        with client_for(make_config(tmp_path)) as client:
+            result = client.complete(MESSAGES, prompt_tokens=14_000, tail_tokens=200)
+    assert (result.content, result.prompt_count) == ("answer", expected)
+
+
+def test_a_context_sized_count_is_still_truncation_beside_a_small_tail(tmp_path: Path) -> None:
+    with respx.mock:
+        respx.post(URL).mock(return_value=served(2048))
+        with client_for(make_config(tmp_path)) as client, pytest.raises(PromptTruncatedError):
+            client.complete(MESSAGES, prompt_tokens=14_000, tail_tokens=200)
+
+
 def test_ordinary_400_is_not_an_overflow(tmp_path: Path) -> None:
     body = {"error": {"message": "'messages' must be a list", "code": "invalid_type"}}
     with respx.mock:

@@ -93,6 +93,18 @@ def test_context_overflow_is_one_clear_error_with_the_fix(pytester, tmp_path):
     assert "no shipped corpus fits a 4,096-token context" in error
 
 
+def test_a_server_counting_only_uncached_tokens_is_not_truncation(pytester, tmp_path):
+    """Ollama's llama-server runner counts only what its prefix cache left to evaluate:
+    after the first request, every case of a pair reports a task-sized prompt."""
+    with FakeOpenAIServer("cached") as server:
+        result = run_evals(pytester, tmp_path, *SELECT, "--model", "m", "--base-url", server.url)
+    result.assert_outcomes(passed=4)
+    cases = load_dump(tmp_path, "http_server__m")["cases"]
+    counts = sorted(c["prompt_count"] for c in cases)
+    assert counts == ["cache_hit"] * 4  # the preflight saw the whole prompt first
+    assert all(c["usage"]["prompt_tokens"] < c["prompt_tokens_est"] / 10 for c in cases)
+
+
 def test_silent_truncation_is_an_error_caught_by_the_preflight(pytester, tmp_path):
     """An Ollama-like server keeps the last 4,096 tokens and answers: not the model's miss."""
     with FakeOpenAIServer("truncate") as server:

@@ -84,7 +84,7 @@ def test_resume_tolerates_bookkeeping_and_names_leaf_keys(pytester, tmp_path):
     with FakeOpenAIServer("perfect") as first, FakeOpenAIServer("perfect") as second:
         run_evals(pytester, tmp_path, *select, "--base-url", first.url).assert_outcomes(passed=2)
         resumed = run_evals(pytester, tmp_path, *select, "--base-url", second.url,
-                            "--timeout", "17", "--resume")
+                            "--request-timeout", "17", "--resume")
         resumed.assert_outcomes(passed=2)
         assert second.stats.requests == 0  # every answer came from the dump
         refused = run_evals(pytester, tmp_path, *select, "--base-url", second.url,

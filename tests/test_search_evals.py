@@ -96,9 +96,10 @@ def test_failing_engine_is_an_error_and_counted(pytester, tmp_path, search_env, 
 
 
 def test_without_queries_the_search_benchmarks_explain_how_to_run(pytester, tmp_path):
-    result = run_evals(pytester, tmp_path, "-rs", module="test_news.py")
-    assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*search benchmarks need a query set*--queries*"])
+    result = run_evals(pytester, tmp_path, module="test_news.py")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # nothing ran: not a green run
+    result.stdout.fnmatch_lines(["no case ran. search benchmarks need a query set*--queries*"])
+    assert not (tmp_path / "reports").exists()  # no report for a run that ran nothing
 
 
 def test_malformed_gold_row_names_file_and_line(pytester, tmp_path):

@@ -22,6 +22,9 @@ class RecallCaseRecord(TypedDict):
     start_line: int
     signature: str
     prompt_tokens_est: int | None
+    #: How the served prompt size was read (``llm.truncation.PromptCount``): cached tokens
+    #: counted, or a prefix-cache hit told from a truncation.
+    prompt_count: str | None
     outcome: Outcome | None
     #: The score (``recall.score.Score``): lines matched of lines scored under the policy.
     matched: int | None
@@ -53,7 +56,7 @@ def recall_case_record(*, function: str, case_id: str, file: str, start_line: in
     """A recall case before it is asked: its identity, every other field null."""
     return RecallCaseRecord(
         function=function, case_id=case_id, file=file, start_line=start_line,
-        signature=signature, prompt_tokens_est=prompt_tokens_est, outcome=None,
+        signature=signature, prompt_tokens_est=prompt_tokens_est, prompt_count=None, outcome=None,
         matched=None, scored=None, ratio=None, passed=None, hallucinated=None,
         reindented=None, bonus=None, missing=None, composition=None, response=None,
         reasoning=None, finish_reason=None, latency_s=None, usage=None, timings=None,

@@ -42,7 +42,8 @@ class _ClientBase:
         )
 
     def _prepare(
-        self, messages: Messages, max_tokens: int | None, prompt_tokens: int | None
+        self, messages: Messages, max_tokens: int | None, prompt_tokens: int | None,
+        tail_tokens: int | None,
     ) -> ChatRequest:
         return prepare_request(
             self.config,
@@ -50,6 +51,7 @@ class _ClientBase:
             api_key=self._api_key,
             max_tokens=max_tokens,
             prompt_tokens=prompt_tokens,
+            tail_tokens=tail_tokens,
         )
 
     def _timeout(self) -> httpx.Timeout:
@@ -124,14 +126,16 @@ class ChatClient(_ClientBase):
         *,
         max_tokens: int | None = None,
         prompt_tokens: int | None = None,
+        tail_tokens: int | None = None,
     ) -> ChatResult:
         """Send one chat completion.
 
         ``prompt_tokens`` is the prompt's size under the reference tokenizer, if known: it
         sizes overflow messages, and an answer whose ``usage.prompt_tokens`` is far below it
-        raises PromptTruncatedError (the server cut the prompt).
+        raises PromptTruncatedError (the server cut the prompt) unless the count is no
+        larger than ``tail_tokens`` (the part after a shared, cacheable prefix): a cache hit.
         """
-        req = self._prepare(messages, max_tokens, prompt_tokens)
+        req = self._prepare(messages, max_tokens, prompt_tokens, tail_tokens)
         attempts = Attempts(self.retry)
         while True:
             attempts.start()
@@ -177,9 +181,10 @@ class AsyncChatClient(_ClientBase):
         *,
         max_tokens: int | None = None,
         prompt_tokens: int | None = None,
+        tail_tokens: int | None = None,
     ) -> ChatResult:
         """Async twin of ``ChatClient.complete``."""
-        req = self._prepare(messages, max_tokens, prompt_tokens)
+        req = self._prepare(messages, max_tokens, prompt_tokens, tail_tokens)
         attempts = Attempts(self.retry)
         while True:
             attempts.start()

@@ -66,14 +66,19 @@ DEFAULTS: dict[str, Any] = {
 
 _FLOAT_KEYS = ("temperature", "timeout")
 _loaded_env_files: set[Path] = set()
+NO_DOTENV_ENV = "NEEDLE_NO_DOTENV"
 
 
 def load_dotenv_once(paths: Iterable[Path] | None = None) -> None:
     """Load ``./.env`` then ``<repo root>/.env`` (each once per process).
 
     Exported variables always win (``override=False``): a key set in the shell for one run
-    must not be silently replaced by a stale value in a file.
+    must not be silently replaced by a stale value in a file. ``NEEDLE_NO_DOTENV=1`` skips
+    the default files, so a test suite (or a CI job) runs the same whatever a developer's
+    ``.env`` holds.
     """
+    if paths is None and os.environ.get(NO_DOTENV_ENV):
+        return
     candidates = list(paths) if paths is not None else [Path.cwd() / ".env", REPO_ROOT / ".env"]
     for path in candidates:
         resolved = path.resolve()

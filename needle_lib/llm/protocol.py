@@ -20,7 +20,7 @@ from needle_lib.llm.errors import (
     PromptTruncatedError,
 )
 from needle_lib.llm.overflow import detect_overflow, explain_overflow
-from needle_lib.llm.truncation import explain_truncation, is_truncated, served_prompt_tokens
+from needle_lib.llm.truncation import explain_truncation, prompt_count, served_prompt_tokens
 from needle_lib.net.retry import parse_retry_after
 
 #: Assistant turn that makes a reasoning model continue after an already-closed think block.
@@ -44,6 +44,8 @@ class ChatResult:
     latency_s: float
     model: str | None
     attempts: int
+    #: What the server's prompt count covered (``PromptCount``), None when unchecked.
+    prompt_count: str | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,9 @@ class ChatRequest:
     #: The prompt's size under the reference tokenizer, when the caller knows it: sizes
     #: overflow messages and catches servers that silently truncate.
     estimated_prompt_tokens: int | None
+    #: The prompt's tokens after the prefix it shares with other requests: all a prefix
+    #: cache leaves to evaluate (tells a cache-only count from a truncated prompt).
+    estimated_tail_tokens: int | None
     max_tokens: int
     secret: str | None  # only used to scrub echoes of the key out of error excerpts
 
@@ -114,12 +119,14 @@ def prepare_request(
     api_key: str | None,
     max_tokens: int | None = None,
     prompt_tokens: int | None = None,
+    tail_tokens: int | None = None,
 ) -> ChatRequest:
     return ChatRequest(
         url=chat_url(config.base_url),
         payload=build_payload(config, messages, max_tokens=max_tokens),
         model=config.name,
         estimated_prompt_tokens=prompt_tokens,
+        estimated_tail_tokens=tail_tokens,
         max_tokens=max_tokens if max_tokens is not None else config.max_tokens,
         secret=api_key,
     )
@@ -213,22 +220,28 @@ def parse_completion(
         # Servers without a reasoning parser leave <think>…</think> in the content.
         reasoning, content = inline.group(1).strip(), content[inline.end() :]
     usage, timings = data.get("usage"), data.get("timings")
-    served, estimated = served_prompt_tokens(usage), req.estimated_prompt_tokens
-    if served is not None and estimated is not None and is_truncated(served, estimated):
-        raise PromptTruncatedError(
-            explain_truncation(served=served, estimated=estimated, max_tokens=req.max_tokens),
-            model=req.model,
-            url=req.url,
-            served_prompt_tokens=served,
-            estimated_prompt_tokens=estimated,
-        )
+    usage = usage if isinstance(usage, dict) else None
+    timings = timings if isinstance(timings, dict) else None
+    served, estimated = served_prompt_tokens(usage, timings), req.estimated_prompt_tokens
+    count = None
+    if served is not None and estimated is not None:
+        count = prompt_count(served, estimated, req.estimated_tail_tokens)
+        if count is None:
+            raise PromptTruncatedError(
+                explain_truncation(served=served, estimated=estimated, max_tokens=req.max_tokens),
+                model=req.model,
+                url=req.url,
+                served_prompt_tokens=served,
+                estimated_prompt_tokens=estimated,
+            )
     return ChatResult(
         content=content,
         reasoning=reasoning,
         finish_reason=choice.get("finish_reason"),
-        usage=usage if isinstance(usage, dict) else None,
-        timings=timings if isinstance(timings, dict) else None,
+        usage=usage,
+        timings=timings,
         latency_s=latency_s,
         model=data.get("model") if isinstance(data.get("model"), str) else None,
         attempts=attempts,
+        prompt_count=count.value if count else None,  # plain JSON: xdist ships records
     )

@@ -30,7 +30,6 @@ from needle_lib.plugin.options import add_options
 from needle_lib.plugin.reports import default_html_report
 from needle_lib.plugin.resume import check_resume
 from needle_lib.plugin.runstate import RunState
-from needle_lib.plugin.search import HOW_TO_RUN
 from needle_lib.plugin.session import (
     COLOR_KEY,
     RUN_DIR_KEY,
@@ -65,6 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
     force_utf8_streams()
     load_dotenv_once()  # keys and NEEDLE_* settings from .env; exported variables win
     config.addinivalue_line("markers", "needle_recall: a positional-recall case")
+    config.addinivalue_line("markers", "needle_placeholder: a bench with no case (dropped)")
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None:
         config.stash[state_key] = RunState(Path(tempfile.mkdtemp(prefix="needle-run-")))
@@ -117,26 +117,34 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     )
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object):
+    """Drop the placeholder of a bench with nothing to run as it is made, so it is never
+    counted as collected, deselected or skipped."""
+    made = yield
+    if isinstance(made, list):
+        return [item for item in made
+                if not any(mark.name == "needle_placeholder"
+                           for mark in getattr(item, "own_markers", ()))]
+    return made
+
+
 @pytest.hookimpl(trylast=True)  # after -k / -m deselection: shards split what is left
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     select_shard(config, items)
 
 
 def _parametrize_search(metafunc: pytest.Metafunc) -> None:
-    """Query × engine cases for the module's ``BENCH``; one explanatory skip without
-    ``--queries``, so the default offline run stays green and says how to run them."""
+    """Query × engine cases for the module's ``BENCH``; none without ``--queries`` or
+    without rows for the bench."""
     bench = getattr(metafunc.module, "BENCH", metafunc.module.__name__.removeprefix("test_"))
     plan = search_plan(metafunc.config)
-    if plan.queries_path is None:
-        _skip_bench(metafunc, bench, HOW_TO_RUN)
-        return
     try:
-        cases = plan.cases(bench)
+        cases = plan.cases(bench) if plan.queries_path is not None else []
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     if not cases:
-        _skip_bench(metafunc, bench, f"{plan.queries_path} has no {bench} rows "
-                                     f"(rows name their bench in 'query_source')")
+        _no_cases(metafunc, bench)
         return
     metafunc.parametrize("search_case", [
         pytest.param(case, id=case.id, marks=[pytest.mark.xdist_group(f"engine-{case.engine}")])
@@ -144,10 +152,12 @@ def _parametrize_search(metafunc: pytest.Metafunc) -> None:
     ])
 
 
-def _skip_bench(metafunc: pytest.Metafunc, bench: str, reason: str) -> None:
-    """One explanatory skip instead of cases, so the run stays green and says why."""
-    metafunc.parametrize("search_case", [pytest.param(None, id=bench, marks=pytest.mark.skip(
-        reason=reason))])
+def _no_cases(metafunc: pytest.Metafunc, bench: str) -> None:
+    """A bench with nothing to run contributes no case: a placeholder that
+    ``pytest_pycollect_makeitem`` drops (parametrizing is the one way to give the test its
+    ``search_case``). When nothing at all runs, the controller says how to run one."""
+    metafunc.parametrize("search_case", [
+        pytest.param(None, id=bench, marks=pytest.mark.needle_placeholder)])
 
 
 def _default_dist_for_search(config: pytest.Config) -> None:

@@ -16,6 +16,7 @@ from needle_lib.contract.outcome import Outcome, report_outcome
 from needle_lib.contract.records import CaseRecord
 from needle_lib.jsonio import read_json
 from needle_lib.plugin.dumps import RecallDumps
+from needle_lib.plugin.reports import drop_default_report
 from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.search import HOW_TO_RUN
 from needle_lib.plugin.search_reports import SearchReports, engine_table
@@ -71,13 +72,13 @@ class Controller:
         self.search_finished: list[dict[str, Any]] = []
         self.gate_failures: list[str] = []
         self.messages: list[str] = []
+        self.ran_cases = False
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.ran_cases = True
         record = record_of(report)
         if record is None:
-            if report.skipped and HOW_TO_RUN in str(report.longrepr):
-                self._note(HOW_TO_RUN)
             return
         if report.when == "teardown" and report.failed:
             self._teardown_failed(report, record)
@@ -119,6 +120,13 @@ class Controller:
             record["case"]["error"] = f"teardown: {reason}"
         self._add(report, record, outcome)
 
+    def _nothing_ran(self) -> str:
+        queries = self.config.getoption("queries")
+        if queries:
+            return (f"no case ran: {queries} has no rows for the selected benches (rows name "
+                    f"their bench in 'query_source')")
+        return f"no case ran. {HOW_TO_RUN}"
+
     def _note(self, message: str) -> None:
         if message not in self.messages:
             self.messages.append(message)
@@ -129,7 +137,18 @@ class Controller:
 
         report.extras = [*getattr(report, "extras", []), extras.html(html)]  # type: ignore[attr-defined]
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not session.items and not hasattr(session.config, "workerinput"):
+            drop_default_report(self.config)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not ids:
+            drop_default_report(self.config)
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.ran_cases and not self.config.getoption("collectonly"):
+            self._note(self._nothing_ran())
         self.finished = self.recall.finish()
         self.search_finished = self.search.finish(
             interrupted=session.exitstatus == pytest.ExitCode.INTERRUPTED)

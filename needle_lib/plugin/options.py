@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from importlib.util import find_spec
+
 import pytest
 
 from needle_lib.argtypes import positive_int
 from needle_lib.plugin.shard import SHARD_BY, parse_shard
+
+#: Old spellings of renamed options, each with the plugin module that owns the name when it
+#: is installed: the alias is registered only where it cannot collide with that plugin.
+RENAMED = {"--timeout": ("--request-timeout", "pytest_timeout")}
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -68,7 +74,8 @@ def add_options(parser: pytest.Parser) -> None:
     recall.addoption("--api-key", default=None, help="override the model's API key")
     recall.addoption("--max-tokens", type=int, default=None)
     recall.addoption("--temperature", type=float, default=None)
-    recall.addoption("--timeout", type=float, default=None, help="per-request timeout (s)")
+    recall.addoption(*_spellings("--request-timeout"), type=float, default=None,
+                     dest="request_timeout", help="per-request timeout (s)")
     recall.addoption("--concurrency", type=positive_int, default=None, metavar="N",
                      help="requests of a (corpus, model) pair in flight at once from one "
                           "process (default: the model config's `concurrency`, else 1)")
@@ -87,3 +94,10 @@ def add_options(parser: pytest.Parser) -> None:
                      default=None, help="score code lines only")
     recall.addoption("--count-comments", action="store_const", const=True,
                      dest="count_comments", help="comments and docstrings earn credit (default)")
+
+
+def _spellings(name: str) -> list[str]:
+    """``name`` plus its old spellings that no installed plugin claims (pytest-timeout
+    owns ``--timeout``; registering it too would crash every pytest run)."""
+    return [name] + [old for old, (new, owner) in RENAMED.items()
+                     if new == name and find_spec(owner) is None]

@@ -74,6 +74,11 @@ class RecallCase:
         """The prompt's size under the reference tokenizer (the server's count may differ)."""
         return size.prompt_tokens(self.suite.corpus, self.target, no_think=self.no_think)
 
+    @property
+    def task_tokens(self) -> int:
+        """The prompt's part after the corpus preamble every case of the pair shares."""
+        return self.prompt_tokens - size.preamble_tokens(self.suite.corpus)
+
     def score(self, content: str) -> Score:
         expected, kinds, bonus = self.suite.expected(self.target)
         return score_answer(content, expected, kinds, bonus, self.scoring)
@@ -211,7 +216,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
             "api_key": opt("api_key"),
             "max_tokens": opt("max_tokens"),
             "temperature": opt("temperature"),
-            "timeout": opt("timeout"),
+            "timeout": opt("request_timeout"),
             "concurrency": opt("concurrency"),
         }.items()
         if value is not None
@@ -257,7 +262,8 @@ class RecallClients:
 
 
 def ask(client: ChatClient, case: RecallCase, *, max_tokens: int | None = None) -> ChatResult:
-    return client.complete(case.messages(), max_tokens=max_tokens, prompt_tokens=case.prompt_tokens)
+    return client.complete(case.messages(), max_tokens=max_tokens,
+                           prompt_tokens=case.prompt_tokens, tail_tokens=case.task_tokens)
 
 
 def preflight(client: ChatClient, case: RecallCase) -> str | None:
@@ -269,8 +275,7 @@ def preflight(client: ChatClient, case: RecallCase) -> str | None:
     try:
         ask(client, case, max_tokens=16)
     except ContextOverflowError as exc:
-        task = case.prompt_tokens - size.preamble_tokens(case.suite.corpus)
-        advice = size.fit_advice(case.prompt_tokens, task, exc.server_limit)
+        advice = size.fit_advice(case.prompt_tokens, case.task_tokens, exc.server_limit)
         return f"preflight for {case.pair} failed: {exc}; {advice}"
     except (LLMError, ConfigError) as exc:
         return f"preflight for {case.pair} failed: {exc}"

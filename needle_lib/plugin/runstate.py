@@ -3,10 +3,15 @@
 Fail-fast and preflight are decisions about a *model* or a (corpus, model) pair, not about
 a worker: when one worker finds a server down, the others must stop asking it too. SQLite
 in a per-run directory gives every worker the same view with real locking.
+
+A preflight claim names the process that holds it, so a claimant killed mid-preflight
+(``kill -9``, the OOM killer) is noticed by whoever waits, and its claim taken over;
+otherwise every other worker would wait for a verdict that never comes.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -14,7 +19,8 @@ from pathlib import Path
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS errors (model TEXT PRIMARY KEY, consecutive INTEGER, last TEXT);
-CREATE TABLE IF NOT EXISTS preflight (pair TEXT PRIMARY KEY, done INTEGER, error TEXT);
+CREATE TABLE IF NOT EXISTS preflight (pair TEXT PRIMARY KEY, done INTEGER, error TEXT,
+                                      owner INTEGER);
 """
 
 
@@ -48,26 +54,48 @@ class RunState:
         """The preflight verdict of ``pair`` (error text or None), run by one process only.
 
         The first process to claim the pair runs ``run``; the others wait for its verdict
-        instead of sending the same full-size prompt again.
+        instead of sending the same full-size prompt again, and take the claim over if its
+        holder died.
         """
+        me = os.getpid()
         claimed = self._db.execute(
-            "INSERT OR IGNORE INTO preflight VALUES (?, 0, NULL)", (pair,)
+            "INSERT OR IGNORE INTO preflight VALUES (?, 0, NULL, ?)", (pair, me)
         ).rowcount
-        if claimed:
-            try:
-                error = run()
-            except BaseException:
-                self._db.execute("DELETE FROM preflight WHERE pair = ?", (pair,))
-                raise
-            self._db.execute("UPDATE preflight SET done = 1, error = ? WHERE pair = ?",
-                             (error, pair))
-            return error
-        while True:
+        while not claimed:
             row = self._db.execute(
-                "SELECT done, error FROM preflight WHERE pair = ?", (pair,)
+                "SELECT done, error, owner FROM preflight WHERE pair = ?", (pair,)
             ).fetchone()
-            if row is None:  # the claimant died mid-preflight: claim it ourselves
+            if row is None:  # the claimant failed and released it: claim it ourselves
                 return self.preflight(pair, run, poll)
-            if row[0]:
-                return row[1]
-            time.sleep(poll)
+            done, error, owner = row
+            if done:
+                return error
+            if not _alive(owner):
+                claimed = self._db.execute(
+                    "UPDATE preflight SET owner = ? WHERE pair = ? AND owner = ? AND done = 0",
+                    (me, pair, owner),
+                ).rowcount
+            if not claimed:
+                time.sleep(poll)
+        try:
+            error = run()
+        except BaseException:
+            self._db.execute("DELETE FROM preflight WHERE pair = ?", (pair,))
+            raise
+        self._db.execute("UPDATE preflight SET done = 1, error = ? WHERE pair = ?",
+                         (error, pair))
+        return error
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (workers of one run share a machine). Where
+    signal 0 cannot probe (Windows, where ``os.kill`` terminates), assume it does."""
+    if os.name != "posix":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, under another user
+        return True
+    return True

@@ -12,7 +12,7 @@ from typing import Any
 
 from needle_lib.contract.outcome import Outcome, is_policy_skip, is_scored
 from needle_lib.llm.protocol import ChatResult
-from needle_lib.llm.truncation import served_prompt_tokens
+from needle_lib.llm.truncation import PromptCount, served_prompt_tokens
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.score import SCORER_VERSION, Score
 
@@ -31,6 +31,7 @@ def answer_fields(result: ChatResult) -> dict[str, Any]:
         "latency_s": round(result.latency_s, 4),
         "served_model": result.model,
         "attempts": result.attempts,
+        "prompt_count": result.prompt_count,
     }
 
 
@@ -45,6 +46,7 @@ def stored_result(case: dict[str, Any]) -> ChatResult:
         latency_s=case.get("latency_s") or 0.0,
         model=case.get("served_model"),
         attempts=case.get("attempts") or 0,
+        prompt_count=case.get("prompt_count"),
     )
 
 
@@ -77,7 +79,8 @@ def summarize(cases: list[dict[str, Any]], expected: int) -> dict[str, Any]:
     matched = sum(c["matched"] for c in valid)
     scored = sum(c["scored"] for c in valid)
     latencies = [c["latency_s"] for c in valid if c.get("latency_s") is not None]
-    served = [n for c in cases if (n := served_prompt_tokens(c.get("usage"))) is not None]
+    served = [n for c in cases if c.get("prompt_count") != PromptCount.CACHE_HIT
+              and (n := served_prompt_tokens(c.get("usage"), c.get("timings"))) is not None]
     estimated = [c["prompt_tokens_est"] for c in cases if c.get("prompt_tokens_est")]
 
     def part(name: str, key: str) -> int:
@@ -108,7 +111,8 @@ def summarize(cases: list[dict[str, Any]], expected: int) -> dict[str, Any]:
             "p50": round(median(latencies), 4) if latencies else None,
         },
         # Median prompt size: as the server counted it (usage.prompt_tokens, the model's own
-        # tokenizer) and as estimated under the reference tokenizer.
+        # tokenizer; cache-hit counts cover only the tail, so they are left out) and as
+        # estimated under the reference tokenizer.
         "prompt_tokens": {
             "served": int(median(served)) if served else None,
             "estimate": int(median(estimated)) if estimated else None,

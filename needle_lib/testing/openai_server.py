@@ -3,14 +3,16 @@
 It speaks real HTTP on 127.0.0.1, so tests and benchmarks exercise the same client path as
 a run against LM Studio or llama.cpp. Behaviours cover what real servers do to a harness:
 answer right, answer wrong, re-indent everything, fail with 500, answer with an HTML page
-or broken JSON, silently truncate a long prompt (Ollama), and take time (``latency``) with a
-bounded number of ``slots``. ``usage.prompt_tokens`` is counted with the reference
-tokenizer, as a server running a Qwen3.5/3.6 model would count it.
+or broken JSON, silently truncate a long prompt (Ollama), count only the tokens a prefix
+cache left to evaluate (``cached``: Ollama's llama-server runner), and take time
+(``latency``) with a bounded number of ``slots``. ``usage.prompt_tokens`` is counted with
+the reference tokenizer, as a server running a Qwen3.5/3.6 model would count it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import zlib
@@ -52,7 +54,10 @@ BEHAVIOURS: dict[str, Behaviour] = {
         for line in reference_answer(messages).split("\n")
     ),
     "mixed": _mixed,
+    "cached": reference_answer,
 }
+
+
 def overflow(prompt: int, context: int) -> Response:
     """llama.cpp's answer when the prompt does not fit the loaded context."""
     return 400, "application/json", json.dumps({"error": {
@@ -61,6 +66,10 @@ def overflow(prompt: int, context: int) -> Response:
         f"context size ({context} tokens), try increasing it"}}).encode()
 
 
+#: Behaviours whose ``usage.prompt_tokens`` counts only what follows the longest prefix
+#: shared with an earlier request, with no cached count beside it; at least one token, as
+#: llama.cpp always re-evaluates the last one.
+UNCACHED_COUNT = {"cached"}
 FAILURES = {
     "http500": (500, "application/json", b'{"error": {"message": "internal error"}}'),
     "html": (200, "text/html", b"<!DOCTYPE html><html><body><h1>Welcome</h1></body></html>"),
@@ -103,6 +112,7 @@ class FakeOpenAIServer(LoopbackServer):
         self.latency = latency
         self.stats = ServerStats()
         self._slots = threading.Semaphore(slots) if slots else None
+        self._seen: list[str] = []  # prompts so far, for ``cached``
         super().__init__()
 
     def _respond(self, body: dict[str, Any], number: int) -> Response:
@@ -111,7 +121,11 @@ class FakeOpenAIServer(LoopbackServer):
             return FAILURES[behaviour]
         messages = body.get("messages", [])
         content = BEHAVIOURS[behaviour](messages)
-        prompt = sum(count_tokens(str(m.get("content") or "")) for m in messages)
+        if behaviour in UNCACHED_COUNT:
+            text = "".join(str(m.get("content") or "") for m in messages)
+            prompt = max(1, count_tokens(text[self._cached_prefix(text):]))
+        else:
+            prompt = sum(count_tokens(str(m.get("content") or "")) for m in messages)
         if self.context is not None and prompt > self.context:
             return overflow(prompt, self.context)
         prompt = min(prompt, TRUNCATING.get(behaviour, prompt))
@@ -126,6 +140,15 @@ class FakeOpenAIServer(LoopbackServer):
                       "total_tokens": prompt + answer},
         }
         return 200, "application/json", json.dumps(completion).encode()
+
+    def _cached_prefix(self, text: str) -> int:
+        """Characters of ``text`` an earlier request already put in the prefix cache."""
+        with self.stats.lock:
+            best = max((len(os.path.commonprefix([text, seen]))  # noqa: RUF071 (characters)
+                        for seen in self._seen),
+                       default=0)
+            self._seen.append(text)
+        return best
 
     def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
         request = json.loads(body or b"{}")

@@ -1,0 +1,41 @@
+"""Run state shared by the workers of one run: a claimant's death never stalls the others."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+from needle_lib.plugin.runstate import RunState
+
+#: A worker that claims the preflight and is SIGKILLed while running it.
+KILLED_CLAIMANT = """
+import os, signal, sys
+from pathlib import Path
+from needle_lib.plugin.runstate import RunState
+RunState(Path(sys.argv[1])).preflight("c__m", lambda: os.kill(os.getpid(), signal.SIGKILL))
+"""
+
+
+def test_a_claim_left_by_a_killed_worker_is_taken_over(tmp_path):
+    killed = subprocess.run([sys.executable, "-c", KILLED_CLAIMANT, str(tmp_path)], check=False)
+    assert killed.returncode == -9  # it died holding the claim
+    verdicts: list[str | None] = []
+
+    def wait_for_verdict() -> None:  # in a thread, so a hang fails the test instead
+        state = RunState(tmp_path)  # SQLite connections stay in their thread
+        verdicts.append(state.preflight("c__m", lambda: "ran here"))
+        state.close()
+
+    waiter = threading.Thread(target=wait_for_verdict, daemon=True)
+    waiter.start()
+    waiter.join(timeout=60)  # bounds only a hang; a healthy takeover is immediate
+    assert verdicts == ["ran here"]
+
+
+def test_a_live_claimants_verdict_is_shared(tmp_path):
+    first, second = RunState(tmp_path), RunState(tmp_path)
+    assert first.preflight("c__m", lambda: "too long") == "too long"
+    assert second.preflight("c__m", lambda: "never run") == "too long"
+    first.close()
+    second.close()
