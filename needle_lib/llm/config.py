@@ -39,6 +39,7 @@ FILE_SCHEMA: dict[str, Key] = {
     "stop": Key((list,)),
     "timeout": Key((float,)),
     "concurrency": Key((int,)),
+    "max_answer_bytes": Key((int,)),
 }
 
 #: CLI overrides: any file key except ``name``, plus ``think`` (leave chain-of-thought on).
@@ -62,6 +63,7 @@ DEFAULTS: dict[str, Any] = {
     "stop": (),
     "timeout": 600.0,
     "concurrency": 1,
+    "max_answer_bytes": 8 * 1024 * 1024,
 }
 
 _FLOAT_KEYS = ("temperature", "timeout")
@@ -107,6 +109,9 @@ class ModelConfig:
     #: Requests of one (corpus, model) pair in flight at once from one process. It changes
     #: throughput, never an answer, so results (and --resume) ignore it.
     concurrency: int = DEFAULTS["concurrency"]
+    #: Bytes of (decoded) response body kept per attempt; a larger answer keeps its head
+    #: and is flagged ``answer_truncated_by_needle``. Bookkeeping, like ``concurrency``.
+    max_answer_bytes: int = DEFAULTS["max_answer_bytes"]
     #: Set when the model was not found as a config; callers print it so typos are visible.
     note: str | None = field(default=None, compare=False)
 
@@ -203,6 +208,10 @@ def _check_values(data: Mapping[str, Any], where: Path) -> dict[str, Any]:
     if "concurrency" in out and out["concurrency"] < 1:
         raise ConfigError(
             f"{where}: key 'concurrency' must be at least 1, got {out['concurrency']}"
+        )
+    if "max_answer_bytes" in out and out["max_answer_bytes"] < 1024:
+        raise ConfigError(
+            f"{where}: key 'max_answer_bytes' must be at least 1024, got {out['max_answer_bytes']}"
         )
     if "timeout" in out and out["timeout"] <= 0:
         raise ConfigError(f"{where}: key 'timeout' must be positive, got {out['timeout']}")

@@ -167,7 +167,8 @@ def _search(request: pytest.FixtureRequest, search_case: SearchCase,
         pytest.skip(reason)
     top_k = plan.results_for(search_case.bench)
     outcome = search_clients.run(engine.search(query.query, num_results=top_k))
-    scorecard.update_case(latency_s=round(outcome.latency_s, 4), retries=outcome.retries)
+    scorecard.update_case(latency_s=round(outcome.latency_s, 4), retries=outcome.retries,
+                          malformed_results=outcome.malformed)
     if outcome.error is not None:
         scorecard.update_case(search_error=outcome.error)
         run_state(config).note_error(subject, outcome.error)

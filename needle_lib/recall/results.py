@@ -47,6 +47,7 @@ def answer_fields(result: ChatResult) -> dict[str, Any]:
         "latency_s": round(result.latency_s, 4),
         "served_model": result.model,
         "attempts": result.attempts,
+        "answer_truncated_by_needle": result.truncated_by_needle,
     }
 
 
@@ -61,6 +62,7 @@ def stored_result(case: dict[str, Any]) -> ChatResult:
         latency_s=case.get("latency_s") or 0.0,
         model=case.get("served_model"),
         attempts=case.get("attempts") or 0,
+        truncated_by_needle=bool(case.get("answer_truncated_by_needle")),
     )
 
 

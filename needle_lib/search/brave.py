@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from needle_lib.search.base import EngineRequest, HttpSearchClient, make_result
+from needle_lib.search.base import EngineRequest, HttpSearchClient, hits, make_result
 from needle_lib.search.limits import clip_query
 from needle_lib.search.operators import ParsedQuery
 from needle_lib.search.types import SearchResult
@@ -44,5 +44,5 @@ class BraveClient(HttpSearchClient):
         web = payload.get("web") or {}
         return [
             make_result(r.get("url"), r.get("title"), r.get("description"), r.get("page_age"))
-            for r in web.get("results") or []
+            for r in hits(web.get("results"))
         ]

@@ -17,7 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from needle_lib.search.base import EngineRequest, HttpSearchClient, make_result, raise_api_error
+from needle_lib.search.base import (
+    EngineRequest,
+    HttpSearchClient,
+    hits,
+    make_result,
+    raise_api_error,
+)
 from needle_lib.search.limits import clip_query
 from needle_lib.search.operators import ParsedQuery
 from needle_lib.search.types import SearchResult
@@ -42,5 +48,5 @@ class CeramicClient(HttpSearchClient):
         result = payload.get("result") or {}
         return [
             make_result(r.get("url"), r.get("title"), r.get("description"))
-            for r in result.get("results") or []
+            for r in hits(result.get("results"))
         ]

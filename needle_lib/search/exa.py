@@ -22,6 +22,7 @@ from typing import Any
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
+    hits,
     join_texts,
     make_result,
     raise_api_error,
@@ -60,5 +61,5 @@ class ExaClient(HttpSearchClient):
                 r.get("text") or join_texts(r.get("highlights")),
                 r.get("publishedDate"),
             )
-            for r in payload.get("results") or []
+            for r in hits(payload.get("results"))
         ]

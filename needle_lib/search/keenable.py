@@ -24,6 +24,7 @@ from typing import Any
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
+    hits,
     join_texts,
     make_result,
     raise_api_error,
@@ -70,5 +71,5 @@ class KeenableClient(HttpSearchClient):
                 join_texts(r.get("snippet")) or r.get("description"),
                 r.get("published_at"),
             )
-            for r in payload.get("results") or []
+            for r in hits(payload.get("results"))
         ]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from needle_lib.search.base import EngineError, EngineRequest, HttpSearchClient, make_result
+from needle_lib.search.base import EngineError, EngineRequest, HttpSearchClient, hits, make_result
 from needle_lib.search.limits import clip_query
 from needle_lib.search.operators import ParsedQuery
 from needle_lib.search.types import SearchResult
@@ -44,9 +44,9 @@ class OctenClient(HttpSearchClient):
     def parse_results(self, payload: Any) -> list[SearchResult]:
         code = payload.get("code", 0)
         if code not in (0, None):
-            raise EngineError(f"API error code {code}: {str(payload.get('msg') or '')[:200]}")
+            raise EngineError(f"API error code {code}: {payload.get('msg') or ''}")
         data = payload.get("data") or {}
         return [
             make_result(r.get("url"), r.get("title"), r.get("highlight"), r.get("time_published"))
-            for r in data.get("results") or []
+            for r in hits(data.get("results"))
         ]

@@ -21,6 +21,7 @@ from typing import Any
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
+    hits,
     join_texts,
     make_result,
     raise_api_error,
@@ -54,5 +55,5 @@ class ParallelClient(HttpSearchClient):
             make_result(
                 r.get("url"), r.get("title"), join_texts(r.get("excerpts")), r.get("publish_date")
             )
-            for r in payload.get("results") or []
+            for r in hits(payload.get("results"))
         ]

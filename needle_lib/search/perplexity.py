@@ -14,7 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from needle_lib.search.base import EngineRequest, HttpSearchClient, make_result, raise_api_error
+from needle_lib.search.base import (
+    EngineRequest,
+    HttpSearchClient,
+    hits,
+    make_result,
+    raise_api_error,
+)
 from needle_lib.search.operators import ParsedQuery, us_date
 from needle_lib.search.types import SearchResult
 
@@ -40,5 +46,5 @@ class PerplexityClient(HttpSearchClient):
         raise_api_error(payload, "error")
         return [
             make_result(r.get("url"), r.get("title"), r.get("snippet"), r.get("date"))
-            for r in payload.get("results") or []
+            for r in hits(payload.get("results"))
         ]

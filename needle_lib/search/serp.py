@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from needle_lib.search.base import make_result
+from needle_lib.search.base import hits, make_result
 from needle_lib.search.types import SearchResult
 
 
@@ -27,6 +27,6 @@ def serp_results(
         results.append(make_result(box["link"], box.get("title"), box.get("snippet")))
     results.extend(
         make_result(r.get("link"), r.get("title"), r.get("snippet"), r.get("date"))
-        for r in payload.get(organic) or []
+        for r in hits(payload.get(organic))
     )
     return results

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from needle_lib.search.base import EngineRequest, HttpSearchClient, make_result, raise_api_error
+from needle_lib.search.base import (
+    EngineRequest,
+    HttpSearchClient,
+    hits,
+    make_result,
+    raise_api_error,
+)
 from needle_lib.search.operators import ParsedQuery
 from needle_lib.search.types import SearchResult
 
@@ -48,5 +54,5 @@ class TavilyClient(HttpSearchClient):
         raise_api_error(payload, "error")
         return [
             make_result(r.get("url"), r.get("title"), r.get("content"), r.get("published_date"))
-            for r in payload.get("results") or []
+            for r in hits(payload.get("results"))
         ]

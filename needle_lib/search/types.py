@@ -30,6 +30,8 @@ class SearchOutcome:
     latency_s: float
     #: Requests sent again under the retry policy (429, 5xx, timeouts) before this outcome.
     retries: int = 0
+    #: Result items skipped as malformed (not an object, or no string URL).
+    malformed: int = 0
 
     @property
     def ok(self) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
+    hits,
     join_texts,
     make_result,
     raise_api_error,
@@ -45,11 +46,12 @@ class YouClient(HttpSearchClient):
         sections = payload.get("results") or {}
         seen: set[str] = set()
         results: list[SearchResult] = []
-        for hit in [*(sections.get("web") or []), *(sections.get("news") or [])]:
+        for hit in [*hits(sections.get("web")), *hits(sections.get("news"))]:
             url = hit.get("url")
-            if url in seen:
+            if isinstance(url, str) and url in seen:
                 continue
-            seen.add(url)
+            if isinstance(url, str):
+                seen.add(url)
             snippet = join_texts(hit.get("snippets")) or hit.get("description")
             results.append(make_result(url, hit.get("title"), snippet, hit.get("page_age")))
         return results

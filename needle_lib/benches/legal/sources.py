@@ -32,6 +32,7 @@ import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
 from needle_lib.net.sources import SourceClient, SourceError
+from needle_lib.redact import register_secret
 from needle_lib.tomlconf import ConfigError
 
 TOKEN_ENV = "COURTLISTENER_API_TOKEN"
@@ -119,6 +120,7 @@ class CourtListenerClient(SourceClient):
         self._token = env.get(TOKEN_ENV, "").strip()
         if not self._token:
             raise MissingToken()
+        register_secret(self._token)
 
     def headers(self) -> dict[str, str]:
         return {**super().headers(), "Authorization": f"Token {self._token}",
