@@ -14,6 +14,8 @@ from pathlib import Path
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from needle_lib.names import inside
+
 PLOTLY_JS = "plotly.min.js"
 INDEX = "index.html"
 #: Marks a page as Needle's, so a rebuild removes exactly the pages it wrote before.
@@ -94,7 +96,7 @@ def write_page(out: Path, relative: str, title: str, body: str,
     Links and the Plotly script are made relative to the page, so the tree can be moved or
     zipped and still work.
     """
-    path = out / relative
+    path = inside(out, relative)
     up = "../" * relative.count("/")
     links = [link(up + INDEX, "← index")] + [link(up + href, text) for href, text in nav]
     html = (

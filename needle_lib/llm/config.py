@@ -17,6 +17,7 @@ from typing import Any
 
 from dotenv import load_dotenv
 
+from needle_lib.names import safe_file_name
 from needle_lib.paths import MODELS_DIR, REPO_ROOT, resolve_repo_path
 from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
 
@@ -185,8 +186,22 @@ class ModelConfig:
 
 
 def sanitize_key(raw: str) -> str:
-    """A file-name-safe key for a raw model id (``qwen/qwen3-4b`` → ``qwen_qwen3-4b``)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", raw)
+    """A file-name-safe key for a raw model id (``qwen/qwen3-4b`` → ``qwen_qwen3-4b``),
+    capped in length (a 300-character id ends in a hash of the whole)."""
+    return safe_file_name(raw)
+
+
+def check_distinct_keys(models: Iterable[ModelConfig]) -> None:
+    """Two models whose keys coincide (``a/b`` and ``a:b`` → ``a_b``) would share one dump
+    and one test id: a usage error naming both, before anything runs."""
+    seen: dict[str, ModelConfig] = {}
+    for model in models:
+        other = seen.setdefault(model.key, model)
+        if (other.name, other.source) != (model.name, model.source):
+            raise ConfigError(
+                f"models {other.name!r} ({other.source}) and {model.name!r} ({model.source}) "
+                f"both file their results as {model.key!r}: give one a config file with a "
+                "distinct name")
 
 
 def _check_values(data: Mapping[str, Any], where: Path) -> dict[str, Any]:
@@ -267,11 +282,11 @@ def resolve_model(
         path = candidate if candidate.is_file() else resolve_repo_path(value)
         values.update(_load_file(path))
         values.setdefault("label", path.stem)
-        values.update(key=path.stem, source=f"file:{path}")
+        values.update(key=sanitize_key(path.stem), source=f"file:{path}")
     elif named.is_file():
         values.update(_load_file(named))
         values.setdefault("label", value)
-        values.update(key=value, source=f"file:{named}")
+        values.update(key=sanitize_key(value), source=f"file:{named}")
     else:
         known = sorted(p.stem for p in models_dir.glob("*.toml")) if models_dir.is_dir() else []
         note = (
