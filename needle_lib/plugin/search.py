@@ -12,7 +12,6 @@ request at a time (comparable latency samples) while different engines run in pa
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import pytest
 
 from needle_lib.benches.known_item import Match
-from needle_lib.benches.queries import Query, load_queries, sample_queries
+from needle_lib.benches.queries import Query, file_sha256, load_queries, sample_queries
 from needle_lib.benches.registry import bench_named, select_queries
 from needle_lib.judge import JUDGE_PROMPT_VERSION, JudgeError, RelevanceJudge, Verdict
 from needle_lib.judge.answer import ANSWER_PROMPT_VERSION, AnswerJudge
@@ -142,7 +141,7 @@ def build_search_plan(config: pytest.Config) -> SearchPlan:
         answer_judge=bool(opt("judge")),
         sampling=sampling,
         # hashed once here, not per case: the header rides on every case record
-        queries_sha256=hashlib.sha256(path.read_bytes()).hexdigest() if path else None,
+        queries_sha256=file_sha256(path) if path else None,
     )
 
 
