@@ -51,7 +51,7 @@ def _model(base_url: str, **fields) -> ModelConfig:
                        **fields)
 
 
-# --- item 8: the timeout is a total deadline per attempt --------------------------------------
+# --- item 8: the timeout is a total deadline per attempt
 
 def test_a_dripping_server_is_cut_at_the_deadline_sync(hostile):
     start = time.monotonic()
@@ -77,7 +77,7 @@ async def test_a_search_engine_on_a_drip_is_an_error_naming_the_timeout(hostile)
     assert outcome.error == "exa: timed out after 0.5s"
 
 
-# --- item 9: size caps, decoded size included --------------------------------------------------
+# --- item 9: size caps, decoded size included
 
 async def test_a_huge_answer_keeps_its_head_and_is_flagged(hostile):
     async with AsyncChatClient(_model(f"{hostile.url}/huge", max_answer_bytes=MiB)) as client:
@@ -108,7 +108,7 @@ async def test_the_judge_refuses_a_reply_cut_by_the_cap(hostile):
                               url="https://r.example")
 
 
-# --- item 10: deep JSON, malformed items --------------------------------------------------------
+# --- item 10: deep JSON, malformed items
 
 def test_deeply_nested_json_is_a_bad_response_not_a_recursion_error(hostile):
     with ChatClient(_model(f"{hostile.url}/deep"), retry=ONCE) as client, \
@@ -208,7 +208,7 @@ def test_registered_secrets_are_masked_in_any_text():
     assert redact_then_cut("token tok-REGISTERED-777 rejected", 100) == "token *** rejected"
 
 
-# --- item 7: a query too long for a URL ----------------------------------------------------------
+# --- item 7: a query too long for a URL
 
 async def test_a_100_kb_query_on_a_get_engine_is_a_clear_case_error(hostile, tmp_path: Path):
     (tmp_path / "getter.toml").write_text(f"""

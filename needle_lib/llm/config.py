@@ -263,6 +263,14 @@ def _apply_overrides(values: dict[str, Any], overrides: Mapping[str, Any]) -> No
     values.update(given)
 
 
+def _is_file(path: Path) -> bool:
+    """``Path.is_file`` for a name that may be a raw model id too long to be a file name."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def resolve_model(
     value: str,
     overrides: Mapping[str, Any] | None = None,
@@ -278,12 +286,12 @@ def resolve_model(
     candidate = Path(value).expanduser()
     named = models_dir / f"{value}.toml"
     note = None
-    if value.endswith(".toml") or candidate.is_file():
-        path = candidate if candidate.is_file() else resolve_repo_path(value)
+    if value.endswith(".toml") or _is_file(candidate):
+        path = candidate if _is_file(candidate) else resolve_repo_path(value)
         values.update(_load_file(path))
         values.setdefault("label", path.stem)
         values.update(key=sanitize_key(path.stem), source=f"file:{path}")
-    elif named.is_file():
+    elif _is_file(named):
         values.update(_load_file(named))
         values.setdefault("label", value)
         values.update(key=sanitize_key(value), source=f"file:{named}")
