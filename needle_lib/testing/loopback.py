@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from collections.abc import Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 # status, content type, body[, extra headers such as Retry-After]; a body given as chunks
