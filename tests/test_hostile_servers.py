@@ -144,6 +144,14 @@ async def test_malformed_result_items_are_skipped_and_counted(hostile):
     assert outcome.malformed == len(MALFORMED_ITEMS)
 
 
+def _get_engine(directory: Path, name: str, url: str, auth: str = "") -> None:
+    """A GET config engine reading the hostile server's ``items`` page."""
+    (directory / f"{name}.toml").write_text(
+        f'method = "GET"\nbase_url = "{url}/items"\npath = "/search"\n{auth}'
+        '[request]\nquery = "q"\n[response]\nresults = "results"\nurl = "url"\n',
+        encoding="utf-8")
+
+
 # --- items 4–5: secrets ---------------------------------------------------------------------------
 
 def test_redaction_happens_before_the_cut():
@@ -177,20 +185,8 @@ def test_secret_query_parameters_are_masked_in_urls():
 
 async def test_a_config_engine_sends_its_key_as_a_secret_query_parameter(
         hostile, tmp_path: Path, caplog):
-    (tmp_path / "paramkey.toml").write_text(f"""
-method = "GET"
-base_url = "{hostile.url}/items"
-path = "/search"
-[auth]
-param = "api_key"
-key_env = "PARAMKEY_SECRET"
-[request]
-query = "q"
-[response]
-results = "results"
-url = "url"
-title = "title"
-""", encoding="utf-8")
+    _get_engine(tmp_path, "paramkey", hostile.url,
+                '[auth]\nparam = "api_key"\nkey_env = "PARAMKEY_SECRET"\n')
     secret = "pk-QUERYSTRING-KEY-42"
     caplog.set_level(logging.DEBUG)
     engine = make_engine("paramkey", env={"PARAMKEY_SECRET": secret},
@@ -211,16 +207,7 @@ def test_registered_secrets_are_masked_in_any_text():
 # --- item 7: a query too long for a URL
 
 async def test_a_100_kb_query_on_a_get_engine_is_a_clear_case_error(hostile, tmp_path: Path):
-    (tmp_path / "getter.toml").write_text(f"""
-method = "GET"
-base_url = "{hostile.url}/items"
-path = "/search"
-[request]
-query = "q"
-[response]
-results = "results"
-url = "url"
-""", encoding="utf-8")
+    _get_engine(tmp_path, "getter", hostile.url)
     engine = make_engine("getter", env={}, engines=known_engines(tmp_path))
     async with engine:
         outcome = await engine.search("boots " * 20_000, num_results=5)

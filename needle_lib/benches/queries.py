@@ -121,8 +121,8 @@ def load_queries(path: Path) -> list[Query]:
             raise ConfigError(f"{where}: more than {MAX_QUERIES} queries; split the file or "
                               "sample it (--sample)")
         if not is_jsonl:
-            text = _checked_text(line.strip(), where)
-            queries.append(Query(_text_id(text), text, where=where))
+            plain = _checked_text(line.strip(), where)
+            queries.append(Query(_text_id(plain), plain, where=where))
             continue
         try:
             row = loads_untrusted(line)

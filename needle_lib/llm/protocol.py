@@ -32,6 +32,7 @@ NO_THINK_PREFILL = "<think>\n\n</think>\n\n"
 REFERENCE_ORIGIN = "http://reference.invalid"
 _EXCERPT_CHARS = 300
 _INLINE_THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.S)
+_JSON = json.JSONDecoder()
 _CONTENT_KEY = re.compile(r'"content"\s*:\s*"')
 
 
@@ -183,7 +184,8 @@ def _content_head(body: str) -> str | None:
     rest = body[match.end():].rstrip("\ufffd")  # a multi-byte character cut in half
     for drop in range(7):  # a dangling escape (``\``, ``\u12``) is at most 6 characters
         try:
-            return json.decoder.scanstring(rest[: len(rest) - drop] + '"', 0)[0]
+            value, _ = _JSON.raw_decode('"' + rest[: len(rest) - drop] + '"')
+            return str(value)
         except ValueError:
             continue
     return None
