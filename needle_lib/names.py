@@ -23,6 +23,7 @@ from pathlib import Path
 
 _PLAIN = re.compile(r"^[A-Za-z0-9_$][A-Za-z0-9._$-]*$")
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
+_HEXISH = re.compile(r"^[0-9a-fA-F]{8,}$")
 #: Longest id part / file name Needle makes (file systems allow 255 bytes; dump names add
 #: a corpus, a stamp and a suffix around the model key).
 MAX_PART = 64
@@ -61,11 +62,19 @@ def query_label(text: str, key: str, hash_chars: int = 4) -> str:
     return f"{slug(text) or 'query'}-{short_hash(key, hash_chars)}"
 
 
+def is_readable_id(key: str) -> bool:
+    """A query id a person chose (``q-ticker``): plain, short, with a letter, and not a
+    generated hash (``a428ca756e0f``) or a bare number."""
+    return (is_plain(key, QUERY_SLUG_CHARS) and any(c.isalpha() for c in key)
+            and not _HEXISH.match(key))
+
+
 def unique_query_labels(queries: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """``query_label`` per (key, text), unique across the set: keys whose short labels
-    collide get a longer hash (12 hex digits), so ids never depend on file order."""
+    """The query's piece of each test id, per (key, text): a readable id as it is (so
+    ``-k q-ticker`` selects it), else ``query_label``; unique across the set, since keys
+    whose labels collide get a longer hash (12 hex digits) and ids never depend on order."""
     pairs = list(queries)
-    short = {key: query_label(text, key) for key, text in pairs}
+    short = {key: key if is_readable_id(key) else query_label(text, key) for key, text in pairs}
     counts: dict[str, int] = {}
     for label in short.values():
         counts[label] = counts.get(label, 0) + 1

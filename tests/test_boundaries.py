@@ -47,18 +47,23 @@ def test_hostile_id_parts_become_a_slug_plus_a_stable_hash():
 
 def test_search_case_ids_read_like_the_query_and_stay_unique():
     assert query_label("Best hiking boots?", "a428ca756e0f").startswith("best-hiking-boots-")
-    rows = [("q1", "best hiking boots"), ("q2", "best hiking boots"), ("q3", XSS)]
+    rows = [("1", "best hiking boots"), ("2", "best hiking boots"), (f"id-{XSS}", XSS)]
     labels = unique_query_labels(rows)
     assert len(set(labels.values())) == 3
-    case = SearchCase("news", Query("q1", "best hiking boots"), "exa", labels["q1"])
+    case = SearchCase("news", Query("1", "best hiking boots"), "exa", labels["1"])
     assert case.id.startswith("news-best-hiking-boots-") and case.id.endswith("-exa")
-    assert "<" not in labels["q3"]
+    assert "<" not in labels[f"id-{XSS}"]
+    readable = unique_query_labels([("q-ticker", "microsoft ticker"),
+                                    ("a428ca756e0f", "best hiking boots")])
+    assert readable["q-ticker"] == "q-ticker"  # a chosen id stays, so -k selects it
+    assert readable["a428ca756e0f"].startswith("best-hiking-boots-")
 
 
 def test_labels_whose_short_hash_collides_get_a_longer_one():
     # the same text under two ids whose 4-hex hashes coincide (found by search, fixed here)
     key_a, key_b = _colliding_keys()
     labels = unique_query_labels([(key_a, "same words"), (key_b, "same words")])
+    assert key_a.isdigit() and key_b.isdigit()
     assert labels[key_a] != labels[key_b]
     assert all(len(label.rsplit("-", 1)[1]) == 12 for label in labels.values())
 
@@ -66,7 +71,7 @@ def test_labels_whose_short_hash_collides_get_a_longer_one():
 def _colliding_keys() -> tuple[str, str]:
     seen: dict[str, str] = {}
     for n in range(100_000):
-        key = f"q{n}"
+        key = str(n)
         short = query_label("x", key)
         if short in seen:
             return seen[short], key
