@@ -46,3 +46,13 @@ def write_text_atomic(path: Path, text: str) -> None:
 def read_json(path: Path) -> Any:
     with path.open(encoding="utf-8") as fh:
         return json.load(fh)
+
+
+def loads_untrusted(text: str | bytes) -> Any:
+    """``json.loads`` for text a server or a file sent us: nesting deeper than Python's
+    recursion limit (``[[[…]]]`` 200k deep) is a ``ValueError`` like any other bad JSON,
+    not a ``RecursionError`` that escapes every handler and aborts the run."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to parse") from None

@@ -7,6 +7,7 @@ refused up front rather than silently replaced by a default.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,4 +70,8 @@ def check_section(
                 f"{where} key {key!r} must be {spec.describe()}, got "
                 f"{type(value).__name__} {value!r}"
             )
+        if isinstance(value, float) and not math.isfinite(value):
+            # TOML allows nan and inf; a nan temperature or an infinite timeout would only
+            # fail later, in every case of the run.
+            raise ConfigError(f"{where} key {key!r} must be a finite number, got {value!r}")
     return data

@@ -10,12 +10,15 @@ and ``gold`` either as objects or as JSON strings (NEEDLE writes some of each).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from needle_lib.jsonio import loads_untrusted
 from needle_lib.tomlconf import ConfigError
 
 
@@ -47,30 +50,90 @@ def _text_id(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-def load_queries(path: Path) -> list[Query]:
-    """JSONL (``query_id``, ``query``, optional stratum fields) or one query per line."""
+#: Bounds on a query file, which may come from anywhere: a gold row with its evidence is a
+#: few KB and a query a few hundred characters, so these only stop a wrong or hostile file
+#: (a 1 GB file was read whole before, and ended in a MemoryError).
+MAX_LINE_BYTES = 1024 * 1024
+MAX_QUERY_CHARS = 4000
+MAX_QUERIES = 200_000
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a UTF-8 file, streamed; a BOM is dropped, and UTF-16, binary
+    data, an undecodable byte or an overlong line is a ``ConfigError`` naming the line."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        fh = path.open("rb")
     except OSError as exc:
         raise ConfigError(f"--queries {path}: cannot read: {exc.strerror or exc}") from None
-    first = next((line for line in lines if line.strip()), "")
-    if not first.lstrip().startswith("{"):
-        return [Query(_text_id(line.strip()), line.strip()) for line in lines if line.strip()]
+    with fh:
+        head = fh.read(3)
+        if head.startswith(_UTF16_BOMS):
+            raise ConfigError(f"--queries {path}: UTF-16 text (it starts with a UTF-16 "
+                              "byte-order mark); save it as UTF-8")
+        fh.seek(len(_UTF8_BOM) if head == _UTF8_BOM else 0)
+        number = 0
+        while raw := fh.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            where = f"{path}:{number}"
+            if len(raw) > MAX_LINE_BYTES:
+                raise ConfigError(f"{where}: line longer than {MAX_LINE_BYTES} bytes; is this "
+                                  "a query file (JSONL rows or one query per line)?")
+            if b"\x00" in raw:
+                raise ConfigError(f"{where}: binary data (a NUL byte); --queries takes UTF-8 "
+                                  "JSONL rows or one query per line")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ConfigError(f"{where}: not UTF-8 text (byte {exc.start + 1} of the "
+                                  "line); save the file as UTF-8") from None
+            yield number, text.rstrip("\r\n")
+
+
+def file_sha256(path: Path) -> str:
+    """The file's sha256, streamed (a query file can be large)."""
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _checked_text(text: str, where: str) -> str:
+    if len(text) > MAX_QUERY_CHARS:
+        raise ConfigError(f"{where}: query is {len(text)} characters, over the "
+                          f"{MAX_QUERY_CHARS}-character limit")
+    return text
+
+
+def load_queries(path: Path) -> list[Query]:
+    """JSONL (``query_id``, ``query``, optional stratum fields) or one query per line,
+    decided by the first non-blank line."""
+    lines = ((n, line) for n, line in _lines(path) if line.strip())
+    first = next(lines, None)
+    if first is None:
+        return []
+    rows = itertools.chain([first], lines)
+    is_jsonl = first[1].lstrip().startswith("{")
     queries: list[Query] = []
     seen: set[str] = set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, line in rows:
         where = f"{path}:{number}"
+        if len(queries) >= MAX_QUERIES:
+            raise ConfigError(f"{where}: more than {MAX_QUERIES} queries; split the file or "
+                              "sample it (--sample)")
+        if not is_jsonl:
+            plain = _checked_text(line.strip(), where)
+            queries.append(Query(_text_id(plain), plain, where=where))
+            continue
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{where}: not a JSON object: {exc.msg}") from None
+            row = loads_untrusted(line)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: not a JSON object: {exc}") from None
         if not isinstance(row, dict):
             raise ConfigError(f"{where}: expected a JSON object, got {type(row).__name__}")
         text = row.get("query_text", row.get("query"))
         if not isinstance(text, str) or not text.strip():
             raise ConfigError(f"{where}: row has no 'query_text' (or 'query')")
+        _checked_text(text.strip(), where)
         for name in ("query_origin", "gold"):
             row[name] = _object_field(row.get(name), name, where)
         query_id = row.get("query_id")

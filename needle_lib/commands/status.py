@@ -4,6 +4,7 @@ and the command that completes each."""
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 from needle_lib.jsonio import read_json
@@ -48,7 +49,8 @@ def dump_state(path: Path) -> tuple[str, str]:
 
 
 def completion_command(corpus: str, model: str, state: str) -> str:
-    base = f"uv run pytest evals --corpus {corpus} --model {model}"
+    # names come from configs and the command line: quoted, a pasted command runs as shown
+    base = f"uv run pytest evals --corpus {shlex.quote(corpus)} --model {shlex.quote(model)}"
     if state in ("in progress", "incomplete", "invalid"):
         return base + " --resume"
     return base

@@ -23,6 +23,7 @@ from needle_lib.benches.registry import build_report
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX, read_run
 from needle_lib.metrics.ndcg import ULTIMATE
 from needle_lib.metrics.overlap import RELEVANT_RATING, family_uniqueness, pair_sharing
+from needle_lib.names import is_plain
 from needle_lib.search.families import family
 from needle_lib.tomlconf import ConfigError
 
@@ -99,6 +100,9 @@ def _validate(path: Path, header: Any, cases: Any) -> None:
     """The shape ``build_report`` relies on, checked up front so a bad file is named."""
     _require(path, "header", header, dict, "an object")
     _require(path, "header.bench", header.get("bench"), str, "a bench name")
+    if not is_plain(header["bench"]):  # it names pages and files of the site
+        raise ReportError(f"{path}: header.bench {header['bench']!r} is not a plain name "
+                          "(letters, digits, '.', '_', '-'); refusing a tampered report"[:300])
     engines = header.get("engines")
     _require(path, "header.engines", engines, list, "a list of engine names")
     for engine in engines:

@@ -24,6 +24,7 @@ from typing import Any
 from needle_lib.continuous.ci import confidence_intervals, in_window, window_end
 from needle_lib.continuous.runs import PublishedRun, ReportError
 from needle_lib.jsonio import read_json, write_json_atomic, write_text_atomic
+from needle_lib.names import inside, safe_file_name
 from needle_lib.search.families import FAMILIES
 
 ROW_FILES = ("history", "overlap", "uniqueness", "scores")
@@ -104,7 +105,8 @@ class Site:
         write_json_atomic(directory / "ci.json", self.ci, indent=1)
         write_json_atomic(directory / "families.json", FAMILIES, indent=1)
         for bench, latest in self.latest.items():
-            write_json_atomic(directory / LATEST / f"{bench}.json", latest)
+            write_json_atomic(inside(directory / LATEST, f"{safe_file_name(bench)}.json"),
+                              latest)
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from needle_lib.errors import UsageError
 from needle_lib.metrics.bootstrap import Interval, bootstrap_proportion, bootstrap_ratio
+from needle_lib.names import is_plain
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.results import ERROR, FAILED, PASSED, SKIPPED, summarize
 from needle_lib.recall.score import SCORER_VERSION
@@ -195,7 +196,9 @@ def parse_run(path: Path, dump: Any) -> Run:
     for key in ("in_progress", "complete", "valid"):
         _require(dump, key, bool, where)
     corpus = _require(dump, "corpus", dict, where)
-    _require(corpus, "name", str, f"{where} corpus")
+    if not is_plain(_require(corpus, "name", str, f"{where} corpus")):
+        raise DumpError(f"{where}: corpus name {corpus['name']!r} is not a plain name "
+                        "(it names dashboard pages); refusing a tampered dump")
     _require(corpus, "sha256", str, f"{where} corpus")
     model = _require(dump, "model", dict, where)
     _require(model, "key", str, f"{where} model")

@@ -28,6 +28,7 @@ from needle_lib.dashboard.search_views import (
     uniqueness_totals,
 )
 from needle_lib.metrics.ndcg import ULTIMATE
+from needle_lib.report.untrusted import result_link
 
 ROOT = "search"
 MISSING_SHOWN = 12
@@ -189,8 +190,8 @@ def _uniqueness(view: BenchView, history: Site) -> str:
 
 
 def _result_cells(kind: str, rank: int, result: dict[str, Any]) -> list[str]:
-    link = (f'<a href="{escape(result.get("url", ""))}">{escape(result.get("title") or "")}'
-            f"</a><br><small>{escape(result.get('url', ''))}</small><br>"
+    link = (f'{result_link(result.get("url", ""), result.get("title") or "")}'
+            f"<br><small>{escape(result.get('url', ''))}</small><br>"
             f"<small>{escape(result.get('snippet') or '')}</small>")
     if kind == "judged":
         gates = result.get("gates") or {}

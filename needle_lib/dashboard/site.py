@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
+from typing import Any
 
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
+
+from needle_lib.names import inside
 
 PLOTLY_JS = "plotly.min.js"
 INDEX = "index.html"
@@ -63,9 +66,34 @@ def clear_pages(out: Path) -> None:
 
 
 def figure_html(fig: go.Figure) -> str:
-    """A figure as a ``<div>`` plus inline script, relying on the page's bundled Plotly."""
-    return fig.to_html(full_html=False, include_plotlyjs=False,
-                       config={"displaylogo": False, "responsive": True})
+    """A figure as a ``<div>`` plus inline script, relying on the page's bundled Plotly.
+    Its text goes through ``plotly_escaped`` first: every chart passes here."""
+    return plotly_escaped(fig).to_html(full_html=False, include_plotlyjs=False,
+                                       config={"displaylogo": False, "responsive": True})
+
+
+#: Figure keys whose strings Plotly renders as its HTML subset (``<a href>``, ``<b>``…).
+_PLOTLY_TEXT_KEYS = frozenset({"x", "y", "name", "text", "hovertext", "title", "ticktext",
+                               "annotations", "labels"})
+
+
+def plotly_escaped(fig: go.Figure) -> go.Figure:
+    """``fig`` with its labels escaped for Plotly: a model label ``<a href=…>`` must show
+    as text, not become a live link in the chart. Line breaks (``<br>``) we put in hover
+    text stay breaks; Plotly decodes ``&lt;`` and friends back to the characters."""
+    return go.Figure(_escape_text(fig.to_plotly_json(), inside_text=False))
+
+
+def _escape_text(value: Any, *, inside_text: bool) -> Any:
+    if isinstance(value, str):
+        return escape(value, quote=False).replace("&lt;br&gt;", "<br>") if inside_text \
+            else value
+    if isinstance(value, dict):
+        return {k: _escape_text(v, inside_text=inside_text or k in _PLOTLY_TEXT_KEYS)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escape_text(v, inside_text=inside_text) for v in value]
+    return value
 
 
 def link(href: str, text: str) -> str:
@@ -94,7 +122,7 @@ def write_page(out: Path, relative: str, title: str, body: str,
     Links and the Plotly script are made relative to the page, so the tree can be moved or
     zipped and still work.
     """
-    path = out / relative
+    path = inside(out, relative)
     up = "../" * relative.count("/")
     links = [link(up + INDEX, "← index")] + [link(up + href, text) for href, text in nav]
     html = (

@@ -260,4 +260,8 @@ async def judge_reply(client: AsyncChatClient, messages: list[dict[str, Any]], *
             "judge model config's max_tokens",
             query=query, url=url,
         )
+    if result.truncated_by_needle:
+        raise JudgeError(
+            f"answer larger than the judge's max_answer_bytes "
+            f"({client.config.max_answer_bytes} bytes): not judged", query=query, url=url)
     return result.content

@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from needle_lib.judge.verdict import GATES, LABELS, JudgeError, Verdict
+from needle_lib.redact import redact_then_cut
 
 _THINK_BLOCK = re.compile(r"<(think|thinking)>.*?</\1>", re.S | re.I)
 _UNCLOSED_THINK = re.compile(r"<(think|thinking)>", re.I)
@@ -48,8 +49,7 @@ _LABEL_RATINGS: dict[str, int] = {
 
 def excerpt(text: str) -> str:
     """A bounded one-line quote of a model answer, for error messages."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "…"
+    return redact_then_cut(text, _EXCERPT_CHARS)
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
@@ -60,6 +60,8 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
     while pos != -1:
         try:
             value, end = decoder.raw_decode(text, pos)
+        except RecursionError:  # ``{{{…`` thousands deep: nothing a judge meant to write
+            raise JudgeError(f"answer nests JSON too deeply to read: {excerpt(text)}") from None
         except ValueError:
             pos = text.find("{", pos + 1)
             continue

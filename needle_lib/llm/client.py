@@ -23,9 +23,15 @@ from needle_lib.llm.protocol import (
     parse_completion,
     prepare_request,
 )
+from needle_lib.net.body import BodyLimits, is_truncated, read_async, read_sync
 from needle_lib.net.retry import Attempts, RetryPolicy
+from needle_lib.redact import register_secret
 
 Messages = list[dict[str, Any]]
+
+
+def _request(http: httpx.Client | httpx.AsyncClient, req: ChatRequest) -> httpx.Request:
+    return http.build_request("POST", req.url, json=req.payload, headers=req.headers())
 
 
 class _ClientBase:
@@ -35,6 +41,7 @@ class _ClientBase:
         self.config = config
         self.retry = retry or RetryPolicy()
         self._api_key = config.resolve_api_key()
+        register_secret(self._api_key)
 
     def __repr__(self) -> str:
         return (
@@ -57,11 +64,16 @@ class _ClientBase:
     def _timeout(self) -> httpx.Timeout:
         return httpx.Timeout(self.config.timeout)
 
+    def _limits(self) -> BodyLimits:
+        """``timeout`` is the whole attempt's deadline; the answer is capped in size."""
+        return BodyLimits(self.config.timeout, self.config.max_answer_bytes)
+
     def _connection_error(self, req: ChatRequest, exc: httpx.TransportError) -> LLMConnectionError:
         if isinstance(exc, httpx.TimeoutException):
             detail = (
-                f"no response within the {self.config.timeout:g}s timeout "
-                f"({type(exc).__name__}); raise `timeout` if the model is slow on long prompts"
+                f"no complete response within the {self.config.timeout:g}s timeout (a total "
+                f"deadline per attempt; {type(exc).__name__}); raise `timeout` if the model "
+                "is slow on long prompts"
             )
         else:
             detail = (
@@ -80,7 +92,8 @@ class _ClientBase:
                 req, response.status_code, response.text, response.headers.get("Retry-After")
             )
         return parse_completion(
-            req, response.status_code, response.text, latency_s=latency_s, attempts=attempt
+            req, response.status_code, response.text, latency_s=latency_s, attempts=attempt,
+            truncated=is_truncated(response),
         )
 
     def _settle(
@@ -141,8 +154,8 @@ class ChatClient(_ClientBase):
             attempts.start()
             started = time.perf_counter()
             try:
-                sent: httpx.Response | httpx.TransportError = self._http.post(
-                    req.url, json=req.payload, headers=req.headers())
+                sent: httpx.Response | httpx.TransportError = read_sync(
+                    self._http, _request(self._http, req), self._limits())
             except httpx.TransportError as exc:
                 sent = exc
             settled = self._settle(req, sent, started, attempts)
@@ -190,8 +203,8 @@ class AsyncChatClient(_ClientBase):
             attempts.start()
             started = time.perf_counter()
             try:
-                sent: httpx.Response | httpx.TransportError = await self._http.post(
-                    req.url, json=req.payload, headers=req.headers())
+                sent: httpx.Response | httpx.TransportError = await read_async(
+                    self._http, _request(self._http, req), self._limits())
             except httpx.TransportError as exc:
                 sent = exc
             settled = self._settle(req, sent, started, attempts)

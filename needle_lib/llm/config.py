@@ -17,6 +17,7 @@ from typing import Any
 
 from dotenv import load_dotenv
 
+from needle_lib.names import safe_file_name
 from needle_lib.paths import MODELS_DIR, REPO_ROOT, resolve_repo_path
 from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
 
@@ -39,6 +40,7 @@ FILE_SCHEMA: dict[str, Key] = {
     "stop": Key((list,)),
     "timeout": Key((float,)),
     "concurrency": Key((int,)),
+    "max_answer_bytes": Key((int,)),
 }
 
 #: CLI overrides: any file key except ``name``, plus ``think`` (leave chain-of-thought on).
@@ -62,6 +64,7 @@ DEFAULTS: dict[str, Any] = {
     "stop": (),
     "timeout": 600.0,
     "concurrency": 1,
+    "max_answer_bytes": 8 * 1024 * 1024,
 }
 
 _FLOAT_KEYS = ("temperature", "timeout")
@@ -112,6 +115,9 @@ class ModelConfig:
     #: Requests of one (corpus, model) pair in flight at once from one process. It changes
     #: throughput, never an answer, so results (and --resume) ignore it.
     concurrency: int = DEFAULTS["concurrency"]
+    #: Bytes of (decoded) response body kept per attempt; a larger answer keeps its head
+    #: and is flagged ``answer_truncated_by_needle``. Bookkeeping, like ``concurrency``.
+    max_answer_bytes: int = DEFAULTS["max_answer_bytes"]
     #: Set when the model was not found as a config; callers print it so typos are visible.
     note: str | None = field(default=None, compare=False)
 
@@ -185,8 +191,22 @@ class ModelConfig:
 
 
 def sanitize_key(raw: str) -> str:
-    """A file-name-safe key for a raw model id (``qwen/qwen3-4b`` → ``qwen_qwen3-4b``)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", raw)
+    """A file-name-safe key for a raw model id (``qwen/qwen3-4b`` → ``qwen_qwen3-4b``),
+    capped in length (a 300-character id ends in a hash of the whole)."""
+    return safe_file_name(raw)
+
+
+def check_distinct_keys(models: Iterable[ModelConfig]) -> None:
+    """Two models whose keys coincide (``a/b`` and ``a:b`` → ``a_b``) would share one dump
+    and one test id: a usage error naming both, before anything runs."""
+    seen: dict[str, ModelConfig] = {}
+    for model in models:
+        other = seen.setdefault(model.key, model)
+        if (other.name, other.source) != (model.name, model.source):
+            raise ConfigError(
+                f"models {other.name!r} ({other.source}) and {model.name!r} ({model.source}) "
+                f"both file their results as {model.key!r}: give one a config file with a "
+                "distinct name")
 
 
 def _check_values(data: Mapping[str, Any], where: Path) -> dict[str, Any]:
@@ -208,6 +228,10 @@ def _check_values(data: Mapping[str, Any], where: Path) -> dict[str, Any]:
     if "concurrency" in out and out["concurrency"] < 1:
         raise ConfigError(
             f"{where}: key 'concurrency' must be at least 1, got {out['concurrency']}"
+        )
+    if "max_answer_bytes" in out and out["max_answer_bytes"] < 1024:
+        raise ConfigError(
+            f"{where}: key 'max_answer_bytes' must be at least 1024, got {out['max_answer_bytes']}"
         )
     if "timeout" in out and out["timeout"] <= 0:
         raise ConfigError(f"{where}: key 'timeout' must be positive, got {out['timeout']}")
@@ -244,6 +268,14 @@ def _apply_overrides(values: dict[str, Any], overrides: Mapping[str, Any]) -> No
     values.update(given)
 
 
+def _is_file(path: Path) -> bool:
+    """``Path.is_file`` for a name that may be a raw model id too long to be a file name."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def resolve_model(
     value: str,
     overrides: Mapping[str, Any] | None = None,
@@ -259,15 +291,15 @@ def resolve_model(
     candidate = Path(value).expanduser()
     named = models_dir / f"{value}.toml"
     note = None
-    if value.endswith(".toml") or candidate.is_file():
-        path = candidate if candidate.is_file() else resolve_repo_path(value)
+    if value.endswith(".toml") or _is_file(candidate):
+        path = candidate if _is_file(candidate) else resolve_repo_path(value)
         values.update(_load_file(path))
         values.setdefault("label", path.stem)
-        values.update(key=path.stem, source=f"file:{path}")
-    elif named.is_file():
+        values.update(key=sanitize_key(path.stem), source=f"file:{path}")
+    elif _is_file(named):
         values.update(_load_file(named))
         values.setdefault("label", value)
-        values.update(key=value, source=f"file:{named}")
+        values.update(key=sanitize_key(value), source=f"file:{named}")
     else:
         known = sorted(p.stem for p in models_dir.glob("*.toml")) if models_dir.is_dir() else []
         note = (

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from needle_lib.jsonio import loads_untrusted
 from needle_lib.llm.config import REFERENCE_BASE_URL, ModelConfig
 from needle_lib.llm.errors import (
     ContextOverflowError,
@@ -22,6 +23,7 @@ from needle_lib.llm.errors import (
 from needle_lib.llm.overflow import detect_overflow, explain_overflow
 from needle_lib.llm.truncation import explain_truncation, prompt_count, served_prompt_tokens
 from needle_lib.net.retry import parse_retry_after
+from needle_lib.redact import redact_then_cut
 
 #: Assistant turn that makes a reasoning model continue after an already-closed think block.
 NO_THINK_PREFILL = "<think>\n\n</think>\n\n"
@@ -30,6 +32,8 @@ NO_THINK_PREFILL = "<think>\n\n</think>\n\n"
 REFERENCE_ORIGIN = "http://reference.invalid"
 _EXCERPT_CHARS = 300
 _INLINE_THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.S)
+_JSON = json.JSONDecoder()
+_CONTENT_KEY = re.compile(r'"content"\s*:\s*"')
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,8 @@ class ChatResult:
     attempts: int
     #: What the server's prompt count covered (``PromptCount``), None when unchecked.
     prompt_count: str | None = None
+    #: Needle kept only the head of an answer larger than ``max_answer_bytes``.
+    truncated_by_needle: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,10 +81,7 @@ class ChatRequest:
 
     def excerpt(self, text: str) -> str:
         """A short, single-line, key-free piece of a response body for error messages."""
-        if self.secret:
-            text = text.replace(self.secret, "***")
-        flat = " ".join(text.split())
-        return flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "…"
+        return redact_then_cut(text, _EXCERPT_CHARS, (self.secret,))
 
 
 def chat_url(base_url: str) -> str:
@@ -179,15 +182,46 @@ def _text_field(message: dict[str, Any], *names: str) -> str | None:
     return None
 
 
+def _content_head(body: str) -> str | None:
+    """The (possibly cut) ``message.content`` string of a completion body that Needle cut
+    at ``max_answer_bytes``: the JSON is unfinished, so the string is closed by hand."""
+    match = _CONTENT_KEY.search(body)
+    if match is None:
+        return None
+    rest = body[match.end():].rstrip("\ufffd")  # a multi-byte character cut in half
+    for drop in range(7):  # a dangling escape (``\``, ``\u12``) is at most 6 characters
+        try:
+            value, _ = _JSON.raw_decode('"' + rest[: len(rest) - drop] + '"')
+            return str(value)
+        except ValueError:
+            continue
+    return None
+
+
+def _truncated_completion(req: ChatRequest, body: str, *, latency_s: float,
+                          attempts: int) -> ChatResult:
+    content = _content_head(body)
+    if content is None:
+        raise _bad(req, f"the answer is larger than the {len(body.encode())}-byte cap "
+                   "(max_answer_bytes) and its head holds no message content", body)
+    return ChatResult(content=content, reasoning=None, finish_reason=None, usage=None,
+                      timings=None, latency_s=latency_s, model=None, attempts=attempts,
+                      truncated_by_needle=True)
+
+
 def parse_completion(
-    req: ChatRequest, status: int, body: str, *, latency_s: float, attempts: int
+    req: ChatRequest, status: int, body: str, *, latency_s: float, attempts: int,
+    truncated: bool = False,
 ) -> ChatResult:
-    """Interpret a 2xx body; raise LLMBadResponseError/LLMHTTPError when it is not a completion."""
+    """Interpret a 2xx body; raise LLMBadResponseError/LLMHTTPError when it is not a completion.
+    ``truncated``: Needle kept only the body's head; its content is salvaged and flagged."""
     if body.lstrip().startswith("<"):
         raise _bad(req, "expected JSON but got an HTML/XML page (is base_url a web UI?)", body)
     try:
-        data = json.loads(body)
+        data = loads_untrusted(body)
     except ValueError:
+        if truncated:
+            return _truncated_completion(req, body, latency_s=latency_s, attempts=attempts)
         raise _bad(req, "response is not valid JSON", body) from None
     if not isinstance(data, dict):
         raise _bad(req, f"expected a JSON object, got {type(data).__name__}", body)
@@ -244,4 +278,5 @@ def parse_completion(
         model=data.get("model") if isinstance(data.get("model"), str) else None,
         attempts=attempts,
         prompt_count=count.value if count else None,  # plain JSON: xdist ships records
+        truncated_by_needle=truncated,
     )

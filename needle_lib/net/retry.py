@@ -25,6 +25,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 from needle_lib.errors import NeedleError
+from needle_lib.net.body import BodyLimits, read_async
 
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 
@@ -142,14 +143,17 @@ def _final(attempts: Attempts, outcome: httpx.Response | httpx.TransportError) -
 
 
 async def send(
-    client: httpx.AsyncClient, request: httpx.Request, policy: RetryPolicy, sleep: Sleep
+    client: httpx.AsyncClient, request: httpx.Request, policy: RetryPolicy, sleep: Sleep,
+    limits: BodyLimits,
 ) -> Sent:
-    """Send ``request`` under ``policy``; raises ``RetriesExhausted`` for a transport failure."""
+    """Send ``request`` under ``policy``, each attempt bounded by ``limits`` (a total
+    deadline and a body cap); raises ``RetriesExhausted`` for a transport failure."""
     attempts = Attempts(policy)
     while True:
         attempts.start()
         try:
-            outcome: httpx.Response | httpx.TransportError = await client.send(request)
+            outcome: httpx.Response | httpx.TransportError = await read_async(
+                client, request, limits)
         except httpx.TransportError as exc:
             outcome = exc
         delay = attempts.after(outcome)

@@ -9,7 +9,9 @@ subclass names its source, its default base URL and its limits; this base enforc
   one: SEC refuses anonymous clients, so a missing contact is an error before any request;
 - a minimum interval between request starts (SEC: 10/s; arXiv: one per 3 s) and a bound on
   requests in flight, shared by every coroutine using the client;
-- the shared retry policy (``Retry-After`` honoured), every retry counted in ``stats``.
+- the shared retry policy (``Retry-After`` honoured), every retry counted in ``stats``;
+- ``timeout`` is a total deadline per attempt, and a body larger than ``max_response_bytes``
+  (decoded) is an error naming the cap: half a filing or half a JSON page is not data.
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ import httpx
 
 from needle_lib import __version__
 from needle_lib.errors import NeedleError
+from needle_lib.jsonio import loads_untrusted
+from needle_lib.net.body import BodyLimits, MiB, is_truncated
 from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, send
+from needle_lib.redact import redact_then_cut
 from needle_lib.tomlconf import ConfigError
 
 CONTACT_ENV = "NEEDLE_CONTACT"
@@ -93,6 +98,8 @@ class SourceClient:
     #: Whether the source refuses (or asks us not to send) requests without a contact.
     contact_required: ClassVar[bool] = False
     timeout: ClassVar[float] = 30.0
+    #: Decoded body bytes read per response; SEC company facts run to tens of MB.
+    max_response_bytes: ClassVar[int] = 256 * MiB
 
     def __init__(
         self,
@@ -143,7 +150,8 @@ class SourceClient:
             await self._limit.wait()
             self.stats.requests += 1
             try:
-                sent = await send(http, request, self.retry, self._sleep)
+                sent = await send(http, request, self.retry, self._sleep,
+                                  BodyLimits(self.timeout, self.max_response_bytes))
             except RetriesExhausted as exc:
                 self.stats.retries += exc.attempts - 1
                 self.stats.errors += 1
@@ -153,20 +161,24 @@ class SourceClient:
         response = sent.response
         if not response.is_success:
             self.stats.errors += 1
-            excerpt = " ".join(response.text[:_EXCERPT].split())
+            excerpt = redact_then_cut(response.text, _EXCERPT)
             raise SourceError(self.source, url, f"HTTP {response.status_code}: {excerpt}",
                               status=response.status_code)
+        if is_truncated(response):
+            self.stats.errors += 1
+            raise SourceError(self.source, url, f"response larger than the "
+                              f"{self.max_response_bytes}-byte cap (max_response_bytes)")
         return response
 
     async def get_json(self, path: str, *, params: Mapping[str, Any] | None = None,
                        headers: Mapping[str, str] | None = None) -> Any:
         response = await self.get(path, params=params, headers=headers)
         try:
-            return response.json()
-        except ValueError:
-            excerpt = " ".join(response.text[:60].split())
+            return loads_untrusted(response.content)
+        except ValueError as exc:
+            excerpt = redact_then_cut(response.text, 60)
             raise SourceError(self.source, str(response.url),
-                              f"not JSON (starts {excerpt!r})") from None
+                              f"not JSON ({exc}; starts {excerpt!r})") from None
 
     async def get_text(self, path: str, *, params: Mapping[str, Any] | None = None,
                        headers: Mapping[str, str] | None = None) -> str:

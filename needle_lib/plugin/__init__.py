@@ -8,7 +8,6 @@ dumps, summaries and gates, so dumps are written by one writer however many work
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -40,6 +39,7 @@ from needle_lib.plugin.session import (
 )
 from needle_lib.plugin.shard import select_shard
 from needle_lib.plugin.usage import validate_run
+from needle_lib.rundirs import make_run_dir
 from needle_lib.tomlconf import ConfigError
 
 CONTROLLER = "needle-controller"
@@ -67,7 +67,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needle_placeholder: a bench with no case (dropped)")
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None:
-        config.stash[state_key] = RunState(Path(tempfile.mkdtemp(prefix="needle-run-")))
+        config.stash[state_key] = RunState(make_run_dir())
         config.pluginmanager.register(Controller(config), CONTROLLER)
         default_html_report(config)
         _default_dist_for_search(config)

@@ -24,6 +24,7 @@ from needle_lib.plugin.session import dump_path, results_dir, use_color
 from needle_lib.recall.gates import GateSettings, check_gates
 from needle_lib.report.html import diff_html, search_case_html, summary_html
 from needle_lib.report.terminal import summary_table
+from needle_lib.report.untrusted import escape_id_cell
 
 
 def outcome_of(report: pytest.TestReport, record: CaseRecord) -> Outcome | None:
@@ -155,6 +156,9 @@ class Controller:
         self.gate_failures = check_gates(self.finished, self.gates)
         if self.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
+        escape_id_cell(cells)  # pytest-html inserts the id unescaped, via innerHTML
 
     def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
         """A failed recall case's message is its diff, which the coloured extra (with

@@ -75,7 +75,8 @@ def add_options(parser: pytest.Parser) -> None:
     recall.addoption("--max-tokens", type=int, default=None)
     recall.addoption("--temperature", type=float, default=None)
     recall.addoption(*_spellings("--request-timeout"), type=float, default=None,
-                     dest="request_timeout", help="per-request timeout (s)")
+                     dest="request_timeout",
+                     help="per-attempt deadline (s): the whole response must arrive within it")
     recall.addoption("--concurrency", type=positive_int, default=None, metavar="N",
                      help="requests of a (corpus, model) pair in flight at once from one "
                           "process (default: the model config's `concurrency`, else 1)")

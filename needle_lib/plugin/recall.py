@@ -21,6 +21,8 @@ from needle_lib.llm import (
     resolve_model,
 )
 from needle_lib.llm.client import ChatClient
+from needle_lib.llm.config import check_distinct_keys
+from needle_lib.names import id_part
 from needle_lib.provenance import package_info
 from needle_lib.recall import size
 from needle_lib.recall.corpus import (
@@ -64,7 +66,8 @@ class RecallCase:
 
     @property
     def id(self) -> str:
-        return f"{self.corpus_name}-{self.target.case_id}-{self.model.key}"
+        parts = (self.corpus_name, self.target.case_id, self.model.key)
+        return "-".join(id_part(part) for part in parts)
 
     def messages(self) -> list[dict]:
         return build_messages(self.suite.corpus, self.target, no_think=self.no_think)
@@ -225,6 +228,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
         overrides["think"] = True
     names = opt("model") or [DEFAULT_MODEL]
     models = [resolve_model(name, overrides) for name in names]
+    check_distinct_keys(models)
     messages = [REFERENCE_NOTE] if not opt("model") else []
     messages += [m.note for m in models if m.note]
     pairs = len(suites) * len(models)

@@ -12,7 +12,6 @@ request at a time (comparable latency samples) while different engines run in pa
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,11 +19,12 @@ from typing import Any
 import pytest
 
 from needle_lib.benches.known_item import Match
-from needle_lib.benches.queries import Query, load_queries, sample_queries
+from needle_lib.benches.queries import Query, file_sha256, load_queries, sample_queries
 from needle_lib.benches.registry import bench_named, select_queries
 from needle_lib.judge import JUDGE_PROMPT_VERSION, JudgeError, RelevanceJudge, Verdict
 from needle_lib.judge.answer import ANSWER_PROMPT_VERSION, AnswerJudge
 from needle_lib.judge.config import judge_model_config
+from needle_lib.names import id_part, safe_file_name, unique_query_labels
 from needle_lib.provenance import package_info
 from needle_lib.search.base import HttpSearchClient
 from needle_lib.search.registry import known_engines, make_engine
@@ -44,10 +44,13 @@ class SearchCase:
     bench: str
     query: Query
     engine: str
+    #: The query's piece of the test id (``best-hiking-boots-3f2a``): readable, and never
+    #: the raw ``query_id`` of a file someone handed you (ids are rendered as HTML).
+    label: str = ""
 
     @property
     def id(self) -> str:
-        return f"{self.bench}-{self.query.query_id}-{self.engine}"
+        return f"{self.bench}-{self.label or id_part(self.query.query_id)}-{self.engine}"
 
 
 @dataclass
@@ -79,11 +82,14 @@ class SearchPlan:
         return self.num_results or bench_named(bench).default_num_results
 
     def cases(self, bench: str) -> list[SearchCase]:
-        return [SearchCase(bench, q, e) for q in self.bench_queries(bench) for e in self.engines]
+        queries = self.bench_queries(bench)
+        labels = unique_query_labels((q.query_id, q.query) for q in queries)
+        return [SearchCase(bench, q, e, labels[q.query_id]) for q in queries
+                for e in self.engines]
 
     def pair(self, bench: str) -> str:
         stem = self.queries_path.stem if self.queries_path else "queries"
-        return f"{bench}__{stem}"
+        return f"{bench}__{safe_file_name(stem, 80)}"
 
     def header(self, bench: str) -> dict[str, Any]:
         assert self.queries_path is not None
@@ -135,7 +141,7 @@ def build_search_plan(config: pytest.Config) -> SearchPlan:
         answer_judge=bool(opt("judge")),
         sampling=sampling,
         # hashed once here, not per case: the header rides on every case record
-        queries_sha256=hashlib.sha256(path.read_bytes()).hexdigest() if path else None,
+        queries_sha256=file_sha256(path) if path else None,
     )
 
 

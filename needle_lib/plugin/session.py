@@ -10,6 +10,7 @@ import pytest
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.console import want_color
 from needle_lib.errors import UsageError as NeedleUsageError
+from needle_lib.names import inside, safe_file_name
 from needle_lib.paths import RESULTS_DIR
 from needle_lib.plugin.recall import RecallPlan, build_plan
 from needle_lib.plugin.runstate import RunState
@@ -71,7 +72,7 @@ def dump_path(config: pytest.Config, pair: str) -> Path:
         return Path(explicit)
     if writes_parts(config):
         return part_path(results_dir(config), pair, config.getoption("shard"))
-    return results_dir(config) / f"{pair}.json"
+    return inside(results_dir(config), f"{safe_file_name(pair)}.json")
 
 
 def run_state(config: pytest.Config) -> RunState:

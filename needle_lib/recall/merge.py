@@ -10,6 +10,7 @@ merged dump asks for exactly them.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,6 @@ def merge_recall(parts: list[Part]) -> Merged:
     if summary["not_run"] and not missing:
         missing.append(f"{summary['not_run']} of {summary['expected']} expected cases are in "
                        "no part")
-    hint = (f"uv run pytest evals --corpus {dump['corpus']['name']} --model "
-            f"{dump['model']['key']} --dump OUT --resume")
+    hint = (f"uv run pytest evals --corpus {shlex.quote(dump['corpus']['name'])} --model "
+            f"{shlex.quote(dump['model']['key'])} --dump OUT --resume")
     return Merged(dump, missing, f"{summary['cases']} of {summary['expected']} cases", hint)

@@ -32,6 +32,7 @@ def answer_fields(result: ChatResult) -> dict[str, Any]:
         "served_model": result.model,
         "attempts": result.attempts,
         "prompt_count": result.prompt_count,
+        "answer_truncated_by_needle": result.truncated_by_needle,
     }
 
 
@@ -47,6 +48,7 @@ def stored_result(case: dict[str, Any]) -> ChatResult:
         model=case.get("served_model"),
         attempts=case.get("attempts") or 0,
         prompt_count=case.get("prompt_count"),
+        truncated_by_needle=bool(case.get("answer_truncated_by_needle")),
     )
 
 

@@ -16,6 +16,7 @@ from needle_lib.report.terminal import (
     composition_line,
     prompt_size,
 )
+from needle_lib.report.untrusted import result_link
 
 COLORS = {
     "matched": "color:#777",
@@ -93,7 +94,7 @@ def search_case_html(case: dict[str, Any]) -> str:
         verdict, note = _verdict_cell(result)
         rows.append(
             f"<tr><td>{rank}</td><td>{escape(verdict)}</td>"
-            f"<td><a href=\"{escape(result['url'])}\">{escape(result.get('title') or '')}</a>"
+            f"<td>{result_link(result['url'], result.get('title') or '')}"
             f"<br><small>{escape((result.get('snippet') or '')[:300])}</small></td>"
             f"<td><small>{escape(note)}</small></td></tr>"
         )

@@ -7,10 +7,14 @@ Policies, and why:
   and timeouts, ``Retry-After`` honoured; every retry is counted and reported per engine,
   because an engine that only answers on the third try is a finding of its own;
 - every failure becomes ``SearchOutcome.error`` text naming the engine, with the API key
-  scrubbed, because a benchmark must report a broken engine rather than crash on it;
+  scrubbed before anything is cut (``redact_then_cut``), because a benchmark must report a
+  broken engine rather than crash on it;
 - one malformed entry in a result list (``null``, a string, an object without a URL) is
   skipped and counted (``SearchOutcome.malformed``), never a void answer: the other results
-  are real, and failing the whole search would score the engine's outage, not its ranking.
+  are real, and failing the whole search would score the engine's outage, not its ranking;
+- ``timeout`` is a total deadline per attempt and a response is read up to
+  ``max_response_bytes`` (decoded): a page cut there cannot be parsed, so it is an error
+  naming the cap, not a silent partial result.
 """
 
 from __future__ import annotations
@@ -26,11 +30,18 @@ from typing import Any, ClassVar
 import httpx
 
 from needle_lib.errors import NeedleError
+from needle_lib.jsonio import loads_untrusted
+from needle_lib.net.body import BodyLimits, MiB, UnreadableBody, is_truncated
 from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, send
+from needle_lib.redact import redact_then_cut, register_secret
 from needle_lib.search.operators import ParsedQuery, parse_query
 from needle_lib.search.types import SearchOutcome, SearchResult
 
 _DETAIL_CHARS = 200
+#: Error text kept per failed search (after redaction).
+_ERROR_CHARS = 500
+#: Default cap on one search response; ten results with full page text stay far below it.
+DEFAULT_MAX_RESPONSE_BYTES = 16 * MiB
 
 
 @dataclass(frozen=True)
@@ -69,6 +80,7 @@ class HttpSearchClient(ABC):
         mode: str | None = None,
         snippet_chars: int = 2000,
         timeout: float = 30.0,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         retry: RetryPolicy | None = None,
         sleep: Sleep = asyncio.sleep,
         client: httpx.AsyncClient | None = None,
@@ -79,10 +91,12 @@ class HttpSearchClient(ABC):
             raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
         self.name = name
         self._api_key = api_key or None
+        register_secret(self._api_key)
         self.base_url = (base_url or self.default_base_url).rstrip("/")
         self.mode = mode
         self.snippet_chars = snippet_chars
         self.timeout = timeout
+        self.limits = BodyLimits(timeout, max_response_bytes)
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
         self._client = client
@@ -134,7 +148,7 @@ class HttpSearchClient(ABC):
                              malformed=len(entries) - len(usable))
 
     def _failed(self, exc: EngineError, start: float, retries: int) -> SearchOutcome:
-        error = self._redact(f"{self.name}: {exc}")
+        error = redact_then_cut(f"{self.name}: {exc}", _ERROR_CHARS, (self._api_key,))
         return SearchOutcome((), error, perf_counter() - start, retries)
 
     async def aclose(self) -> None:
@@ -156,25 +170,33 @@ class HttpSearchClient(ABC):
     async def _send(self, request: EngineRequest) -> tuple[Any, int]:
         """The decoded JSON body and how many times the request was sent again."""
         http = self._http()
-        built = http.build_request(
-            request.method,
-            f"{self.base_url}{request.path}",
-            params=request.params,
-            json=request.json,
-            headers=dict(request.headers),
-            timeout=self.timeout,
-        )
         try:
-            sent = await send(http, built, self.retry, self._sleep)
+            built = http.build_request(
+                request.method,
+                f"{self.base_url}{request.path}",
+                params=request.params,
+                json=request.json,
+                headers=dict(request.headers),
+                timeout=self.timeout,
+            )
+            sent = await send(http, built, self.retry, self._sleep, self.limits)
+        except httpx.InvalidURL as exc:  # e.g. a 100 KB query on a GET engine
+            raise EngineError(f"request URL refused before sending ({exc}); the query "
+                              f"is {len(str(request.params or ''))} characters of parameters") \
+                from None
         except RetriesExhausted as exc:
-            reason = (f"timed out after {self.timeout:g}s" if exc.timed_out
-                      else f"connection error ({type(exc.error).__name__})")
+            reason = (f"timed out after {self.timeout:g}s"
+                      if exc.timed_out else _connection_reason(exc.error))
             raise EngineError(_gave_up(reason, exc.attempts), retries=exc.attempts - 1) from exc
         response = sent.response
         if not response.is_success:
-            raise EngineError(_gave_up(f"HTTP {response.status_code}{_detail(response)}",
-                                       sent.attempts), retries=sent.retries)
-        return _decode_json(response, sent.retries), sent.retries
+            detail = _detail(response, self._api_key)
+            raise EngineError(_gave_up(f"HTTP {response.status_code}{detail}", sent.attempts),
+                              retries=sent.retries)
+        if is_truncated(response):
+            raise EngineError(f"response larger than the {self.limits.max_bytes}-byte cap "
+                              "(max_response_bytes); not parsed", retries=sent.retries)
+        return _decode_json(response, sent.retries, self._api_key), sent.retries
 
     def _map(self, payload: Any) -> list[SearchResult | None]:
         """Every entry the engine sent (``None`` = malformed). ``search`` keeps the top K of
@@ -186,17 +208,17 @@ class HttpSearchClient(ABC):
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise EngineError(f"unexpected response shape ({type(exc).__name__}: {exc})") from exc
 
-    def _redact(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if self._api_key else text
 
 
 def make_result(
     url: Any, title: Any = None, snippet: Any = None, published_date: Any = None
 ) -> SearchResult:
-    """A result from loosely typed JSON fields: missing text becomes ``""``, a blank date None."""
+    """A result from loosely typed JSON fields: missing text becomes ``""``, a blank date None.
+    A URL that is not a string (``url: 123``) becomes ``""``: the item is malformed, and
+    ``search`` skips and counts it."""
     date = str(published_date).strip() if published_date else None
     return SearchResult(
-        url=str(url or "").strip(),
+        url=url.strip() if isinstance(url, str) else "",
         title=str(title or "").strip(),
         snippet=str(snippet or "").strip(),
         published_date=date or None,
@@ -231,37 +253,45 @@ def raise_api_error(payload: Any, *fields: str) -> None:
         if value:
             if isinstance(value, Mapping):
                 value = value.get("message") or json.dumps(value)
-            raise EngineError(f"API error: {str(value)[:_DETAIL_CHARS]}")
+            raise EngineError(f"API error: {value}")
+
+
+def _connection_reason(error: httpx.TransportError) -> str:
+    reason = f"connection error ({type(error).__name__})"
+    return f"{reason}: {error}" if isinstance(error, UnreadableBody) else reason
 
 
 def _gave_up(reason: str, attempts: int) -> str:
     return f"{reason}; gave up after {attempts} attempts" if attempts > 1 else reason
 
 
-def _decode_json(response: httpx.Response, retries: int) -> Any:
+def _decode_json(response: httpx.Response, retries: int, secret: str | None) -> Any:
     try:
-        return response.json()
+        return loads_untrusted(response.content)
     except ValueError as exc:
-        preview = response.text[:60]
-        raise EngineError(f"response is not valid JSON (starts {preview!r})",
+        preview = redact_then_cut(response.text, 60, (secret,))
+        raise EngineError(f"response is not valid JSON ({exc}; starts {preview!r})",
                           retries=retries) from exc
 
 
-def _detail(response: httpx.Response) -> str:
-    """A short server-provided reason for an HTTP error, if there is one."""
+def _detail(response: httpx.Response, secret: str | None) -> str:
+    """A short server-provided reason for an HTTP error, if there is one (key scrubbed
+    before the cut, so a key echoed across the cut cannot survive in part)."""
     try:
-        body = response.json()
+        body = loads_untrusted(response.content)
     except ValueError:
-        text = response.text.strip()
-        return f": {text[:_DETAIL_CHARS]}" if text else ""
+        body = None
+    text = response.text.strip()
     if isinstance(body, Mapping):
+        text = ""
         for key in ("message", "error", "detail", "msg"):
             value = body.get(key)
             if value:
                 if isinstance(value, Mapping):
                     value = value.get("message") or json.dumps(value)
-                return f": {str(value)[:_DETAIL_CHARS]}"
-    return ""
+                text = str(value)
+                break
+    return f": {redact_then_cut(text, _DETAIL_CHARS, (secret,))}" if text else ""
 
 
 def cap_snippet(result: SearchResult, snippet_chars: int) -> SearchResult:

@@ -63,11 +63,17 @@ class ConfigEngineClient(HttpSearchClient):
         if budget is not None and d.snippet_field:
             _put(fields, d.snippet_field, budget, nested)
         headers = dict(d.headers)
+        query_key: dict[str, str] = {}
         if d.auth is not None and self._api_key:
-            headers[d.auth.header] = f"{d.auth.prefix}{self._api_key}"
+            key = f"{d.auth.prefix}{self._api_key}"
+            if d.auth.param is not None:
+                query_key[d.auth.param] = key
+            elif d.auth.header is not None:
+                headers[d.auth.header] = key
         if nested:
-            return EngineRequest("POST", d.path, json=fields, headers=headers)
-        return EngineRequest("GET", d.path, params=fields, headers=headers)
+            return EngineRequest("POST", d.path, params=query_key or None, json=fields,
+                                 headers=headers)
+        return EngineRequest("GET", d.path, params={**fields, **query_key}, headers=headers)
 
     def _date(self, fields: dict[str, Any], operator: str, placement: Placement, day: date,
               nested: bool) -> list[str]:
@@ -84,7 +90,7 @@ class ConfigEngineClient(HttpSearchClient):
             error = _get(payload, d.error_field)
             if error:
                 text = error if isinstance(error, str) else json.dumps(error)
-                raise EngineError(f"API error: {text[:200]}")
+                raise EngineError(f"API error: {text}")
         items = _get(payload, d.results) if d.results else payload
         if not isinstance(items, list):
             where = f"at {d.results!r}" if d.results else "as the body"

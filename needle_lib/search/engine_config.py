@@ -18,6 +18,7 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
+from needle_lib.redact import register_secret_param
 from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -37,7 +38,8 @@ TOP_SCHEMA = {
     "response": Key((dict,), True),
 }
 AUTH_SCHEMA = {
-    "header": Key((str,), True),
+    "header": Key((str,)),
+    "param": Key((str,)),
     "key_env": Key((str,), True),
     "prefix": Key((str,)),
     "optional": Key((bool,)),
@@ -68,12 +70,15 @@ RESPONSE_SCHEMA = {
 
 @dataclass(frozen=True)
 class Auth:
-    """The key goes in ``header`` as ``prefix + key``; ``optional`` keys allow keyless calls."""
+    """The key goes in ``header`` as ``prefix + key``, or in the query-string parameter
+    ``param`` (APIs that take ``?api_key=``); ``optional`` keys allow keyless calls. A
+    ``param`` is marked secret, so its value is masked in every URL Needle logs or keeps."""
 
-    header: str
+    header: str | None
     key_env: str
     prefix: str = ""
     optional: bool = False
+    param: str | None = None
 
 
 @dataclass(frozen=True)
@@ -177,8 +182,14 @@ def _auth(data: Any, path: Path) -> Auth | None:
     if data is None:
         return None
     auth = check_section(data, AUTH_SCHEMA, path=path, section="auth")
-    return Auth(auth["header"], auth["key_env"], auth.get("prefix", ""),
-                auth.get("optional", False))
+    header, param = auth.get("header"), auth.get("param")
+    if (header is None) == (param is None):
+        raise ConfigError(f"{path}: [auth] needs exactly one of 'header' (the key in a "
+                          "request header) or 'param' (the key in the query string)")
+    if param is not None:
+        register_secret_param(param)
+    return Auth(header, auth["key_env"], auth.get("prefix", ""), auth.get("optional", False),
+                param)
 
 
 def _placement(request: dict[str, Any], operator: str, path: Path) -> Placement:

@@ -50,7 +50,7 @@ class OctenClient(HttpSearchClient):
     def parse_results(self, payload: Any) -> list[SearchResult | None]:
         code = payload.get("code", 0)
         if code not in (0, None):
-            raise EngineError(f"API error code {code}: {str(payload.get('msg') or '')[:200]}")
+            raise EngineError(f"API error code {code}: {payload.get('msg') or ''}")
         data = payload.get("data") or {}
         return each_entry(data.get("results"), lambda r: make_result(
             r.get("url"), r.get("title"), r.get("highlight"), r.get("time_published")))

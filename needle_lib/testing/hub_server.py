@@ -53,9 +53,10 @@ class FakeHubServer(LoopbackServer):
 
         class Handler(BaseHTTPRequestHandler):
             def _serve(self) -> None:
-                status, content_type, payload, *_ = server.handle(
+                status, content_type, body, *_ = server.handle(
                     self.command, self.path, self.headers, b""
                 )
+                payload = body if isinstance(body, bytes) else b"".join(body)
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(payload)))

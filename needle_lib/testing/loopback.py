@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-# status, content type, body[, extra headers such as Retry-After]
-Response = tuple[int, str, bytes] | tuple[int, str, bytes, dict[str, str]]
+# status, content type, body[, extra headers such as Retry-After]; a body given as chunks
+# is streamed without a Content-Length, ending when the chunks do (or the client leaves)
+Body = bytes | Iterable[bytes]
+Response = tuple[int, str, Body] | tuple[int, str, Body, dict[str, str]]
 
 
 class LoopbackServer(ABC):
@@ -48,9 +51,19 @@ class LoopbackServer(ABC):
                 self.send_header("Content-Type", content_type)
                 for name, value in (extra[0] if extra else {}).items():
                     self.send_header(name, value)
-                self.send_header("Content-Length", str(len(payload)))
+                if isinstance(payload, bytes):
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                self.send_header("Connection", "close")
                 self.end_headers()
-                self.wfile.write(payload)
+                try:
+                    for chunk in payload:
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client stopped reading: what a capped reader does
 
             do_GET = do_POST = _serve
 

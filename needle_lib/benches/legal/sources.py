@@ -33,6 +33,7 @@ from defusedxml import DefusedXmlException
 
 from needle_lib.errors import NeedleError
 from needle_lib.net.sources import SourceClient, SourceError
+from needle_lib.redact import register_secret
 from needle_lib.tomlconf import ConfigError
 
 TOKEN_ENV = "COURTLISTENER_API_TOKEN"
@@ -120,6 +121,7 @@ class CourtListenerClient(SourceClient):
         self._token = env.get(TOKEN_ENV, "").strip()
         if not self._token:
             raise MissingToken()
+        register_secret(self._token)
 
     def headers(self) -> dict[str, str]:
         return {**super().headers(), "Authorization": f"Token {self._token}",
