@@ -1,8 +1,9 @@
 """Corpus configs and corpus text: which files a model reads, in which order.
 
-A corpus is one or more source files of one language. Several files are concatenated in
-lexical order with a comment-marker header per file so the model sees the boundaries;
-every line number elsewhere in Needle refers to this concatenated text.
+A corpus is one or more source files. Several files are concatenated in lexical order with a
+header per file, written in that file's own line-comment syntax, so the model sees the
+boundaries; every line number elsewhere in Needle refers to this concatenated text. A glob
+may match several languages: each file is parsed with its own grammar.
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ from functools import cached_property
 from pathlib import Path
 
 from needle_lib.paths import CORPORA_DIR, REPO_ROOT, resolve_repo_path
+from needle_lib.recall.languages import LANGUAGES, language_of, supported_extensions
 from needle_lib.tokens import REFERENCE, counted_tokens
 from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
-
-LANGUAGES = {".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".py": "python"}
-COMMENT_MARKER = {"javascript": "//", "python": "#"}
 
 FILES_SCHEMA = {"directory": Key((str,), True), "glob": Key((str,), True), "limit": Key((int,))}
 SAMPLE_SCHEMA = {
@@ -114,12 +113,13 @@ class CorpusFile:
     path: str  # as shown to the model: relative to the repo root when inside it
     first_line: int  # 1-based line of the file's first source line in the corpus text
     line_count: int
+    language: str  # a key of ``languages.LANGUAGES``: which parser reads this file
 
 
 @dataclass(frozen=True)
 class Corpus:
     name: str
-    language: str
+    language: str  # the files' language, or their languages joined by "+" (sorted)
     text: str
     files: tuple[CorpusFile, ...]
 
@@ -181,35 +181,41 @@ def load_corpus(config: CorpusConfig) -> Corpus:
         raise ConfigError(
             f"{config.source}: [files] glob {config.glob!r} matches no file in {config.directory}"
         )
-    languages = {LANGUAGES.get(p.suffix) for p in paths}
-    if None in languages:
-        bad = next(p for p in paths if p.suffix not in LANGUAGES)
+    unreadable = next((p for p in paths if language_of(p) is None), None)
+    if unreadable is not None:
         raise ConfigError(
-            f"{config.source}: unsupported source file {bad.name} "
-            f"(supported: {', '.join(sorted(LANGUAGES))})"
+            f"{config.source}: unsupported source file {unreadable.name} "
+            f"(supported: {supported_extensions()})"
         )
-    if len(languages) > 1:
-        raise ConfigError(
-            f"{config.source}: glob {config.glob!r} mixes languages "
-            f"({', '.join(sorted(str(lang) for lang in languages))}); one corpus, one language"
-        )
-    language = languages.pop()
-    assert language is not None
-    texts = [p.read_text(encoding="utf-8") for p in paths]
-    if len(paths) == 1:
-        text = texts[0]
-        files = (CorpusFile(display_path(paths[0]), 1, len(split_lines(text))),)
-        return Corpus(config.name, language, text, files)
-    marker = COMMENT_MARKER[language]
+    return build_corpus(
+        config.name, [(display_path(p), p.read_text(encoding="utf-8")) for p in paths]
+    )
+
+
+def build_corpus(name: str, sources: list[tuple[str, str]]) -> Corpus:
+    """The corpus text of ``(shown path, text)`` pairs, in the order given: one file as it
+    is, several each under a ``====== path ======`` header in its own comment syntax."""
+    languages = [_language_name(path) for path, _ in sources]
+    language = "+".join(sorted(set(languages)))
+    if len(sources) == 1:
+        (path, text), = sources
+        files = (CorpusFile(path, 1, len(split_lines(text)), languages[0]),)
+        return Corpus(name, language, text, files)
     parts: list[str] = []
     files_list: list[CorpusFile] = []
     line = 1
-    for path, text in zip(paths, texts, strict=True):
-        shown = display_path(path)
+    for (shown, text), lang in zip(sources, languages, strict=True):
         body = text if text.endswith("\n") else text + "\n"
-        parts.append(f"{marker} ====== {shown} ======\n")
+        parts.append(f"{LANGUAGES[lang].line_comment} ====== {shown} ======\n")
         parts.append(body)
         count = len(split_lines(body))
-        files_list.append(CorpusFile(shown, line + 1, count))
+        files_list.append(CorpusFile(shown, line + 1, count, lang))
         line += 1 + count
-    return Corpus(config.name, language, "".join(parts), tuple(files_list))
+    return Corpus(name, language, "".join(parts), tuple(files_list))
+
+
+def _language_name(path: str) -> str:
+    language = language_of(path)
+    if language is None:
+        raise ConfigError(f"{path}: unsupported source file (supported: {supported_extensions()})")
+    return language.name

@@ -1,6 +1,7 @@
 """Find every named function definition in a corpus, and the kind of every line.
 
-JavaScript is parsed with esprima, Python with ``ast``. A definition records its
+JavaScript is parsed with esprima, Python with ``ast``, every other language with its
+tree-sitter grammar (``treesitter``); each file of a corpus with its own language's parser. A definition records its
 *signature text*: the verbatim source line(s) from where the definition starts through the
 line that opens its body. Prompts quote that text as the anchor, because it is guaranteed
 to exist in the corpus — unlike a constructed ``function <name>(`` that property- and
@@ -17,8 +18,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from needle_lib.recall.corpus import Corpus, split_lines
+from needle_lib.recall.languages import LANGUAGES
 
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
 
 CODE, BLANK, COMMENT, DOCSTRING = "code", "blank", "comment", "docstring"
 PROSE_KINDS = frozenset({COMMENT, DOCSTRING})
@@ -68,9 +70,8 @@ def parse_corpus(corpus: Corpus) -> ParsedCorpus:
     for file in corpus.files:
         offset = file.first_line - 1
         source = "\n".join(lines[offset : offset + file.line_count]) + "\n"
-        parse = _parse_python if corpus.language == "python" else _parse_javascript
         try:
-            found, prose = parse(source)
+            found, prose = _parse(file.language, source)
         except SyntaxError as exc:
             raise ExtractionError(f"{file.path}: cannot parse: {exc}") from None
         for line, kind in prose.items():
@@ -87,11 +88,24 @@ def parse_corpus(corpus: Corpus) -> ParsedCorpus:
                     signature_line=offset + start,
                     body_start=offset + open_line + 1,
                     body_end=offset + end,
-                    language=corpus.language,
+                    language=file.language,
                 )
             )
     functions.sort(key=lambda f: f.body_start)
     return ParsedCorpus(tuple(functions), tuple(kinds))
+
+
+def _parse(language: str, source: str) -> tuple[list[tuple[str, int, int, int]], dict[int, str]]:
+    """(definitions as (name, first signature line, last signature line, last body line),
+    prose line kinds) of one file, 1-based lines of that file."""
+    parser = LANGUAGES[language].parser
+    if parser == "ast":
+        return _parse_python(source)
+    if parser == "esprima":
+        return _parse_javascript(source)
+    from needle_lib.recall.treesitter import parse_tree_sitter  # loads grammars on first use
+
+    return parse_tree_sitter(language, source)
 
 
 # --- Python -----------------------------------------------------------------------------
@@ -225,23 +239,25 @@ def _children(node: Any) -> list[Any]:
 
 
 def _comment_lines(source: str, comments: list[Any]) -> dict[int, str]:
-    """Lines whose only non-blank content is comment text."""
+    """Lines whose only non-blank content is comment text: a docstring where a ``/** */``
+    doc comment covers part of the line (as in every other brace language), else a comment."""
     starts = [0]
     for line in split_lines(source):
         starts.append(starts[-1] + len(line) + 1)
-    covered: dict[int, list[tuple[int, int]]] = {}
+    covered: dict[int, list[tuple[int, int, bool]]] = {}
     for comment in comments:
         begin, end = comment.range
+        doc = comment.type == "Block" and comment.value.startswith("*") and comment.value != "*"
         for line in range(comment.loc.start.line, comment.loc.end.line + 1):
-            covered.setdefault(line, []).append((begin, end))
+            covered.setdefault(line, []).append((begin, end, doc))
     prose: dict[int, str] = {}
     for line, spans in covered.items():
         line_start, line_end = starts[line - 1], starts[line] - 1
         outside = [True] * (line_end - line_start)
-        for begin, end in spans:
+        for begin, end, _ in spans:
             for pos in range(max(begin, line_start), min(end, line_end)):
                 outside[pos - line_start] = False
         text = source[line_start:line_end]
         if not "".join(ch for ch, out in zip(text, outside, strict=True) if out).strip():
-            prose[line] = COMMENT
+            prose[line] = DOCSTRING if any(doc for _, _, doc in spans) else COMMENT
     return prose
