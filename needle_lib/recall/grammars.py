@@ -205,22 +205,42 @@ _C_NAMES = frozenset({
 })
 
 
+#: A definition "named" like a statement keyword is the grammar misreading macro-heavy code.
+_C_KEYWORDS = frozenset({
+    "if", "else", "for", "while", "do", "switch", "case", "return", "sizeof", "catch", "try",
+    "noexcept", "decltype", "alignof", "static_assert",
+})
+_C_WRAPPERS = frozenset({"parenthesized_declarator", "reference_declarator"})
+
+
 def _declarator_name(node: Node | None) -> str | None:
     """Follow a declarator chain (pointers, references, parentheses, the function
     declarator) to the declared name: ``void (*f(int))(int)`` declares ``f``."""
     while node is not None:
+        if node.type == "operator_cast":  # `operator bool() const`: the name is the type
+            return "operator " + " ".join(text(node.child_by_field_name("type")).split())
         if node.type in _C_NAMES:
-            return " ".join(text(node).split())
+            return "".join(text(node).split()) if "operator" in node.type else " ".join(
+                text(node).split()
+            )
         inner = node.child_by_field_name("declarator")
-        node = inner if inner is not None else next(iter(node.named_children), None)
+        if inner is None and node.type in _C_WRAPPERS:
+            inner = next(iter(node.named_children), None)
+        node = inner
     return None
 
 
 def _c_function(node: Node) -> Definition | None:
+    if node.parent is not None and node.parent.type == "compound_statement":
+        return None  # no nested functions in C++: a macro such as `JSON_CATCH (...) {` in a body
+    if text(node).split("\n", 1)[0].rstrip().endswith("\\"):
+        return None  # the text of a multi-line macro, not a definition
     start = node
     while start.parent is not None and start.parent.type == "template_declaration":
         start = start.parent  # `template <typename T>` lines are part of the signature
     name = _declarator_name(node.child_by_field_name("declarator"))
+    if name in _C_KEYWORDS:
+        return None
     return braced(name, start, _function_body(node, ("compound_statement",)))
 
 

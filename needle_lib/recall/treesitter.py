@@ -45,13 +45,17 @@ def parser_for(language: str) -> Parser:
 
 
 def parse_tree_sitter(language: str, source: str) -> tuple[list[Found], dict[int, str]]:
-    """(definitions, prose lines) of ``source``; ``SyntaxError`` naming the first line the
-    grammar cannot read, so a corpus never yields bodies cut short by a recovery guess."""
+    """(definitions, prose lines) of ``source``.
+
+    Tree-sitter recovers from text its grammar cannot read (a macro it does not expand,
+    syntax newer than the grammar): a definition that contains such a region is skipped,
+    because its bounds would be a recovery guess, and the rest of the file is read as
+    usual. A file with such a region and no readable definition at all is a
+    ``SyntaxError`` naming the first unreadable line: most likely not that language.
+    """
     grammar = GRAMMARS[language]
     data = source.encode("utf-8")
     root = parser_for(language).parse(data).root_node
-    if root.has_error:
-        raise SyntaxError(_first_error(root))
     found: list[Found] = []
     comments: list[Node] = []
     stack = [root]
@@ -61,11 +65,22 @@ def parse_tree_sitter(language: str, source: str) -> tuple[list[Found], dict[int
             comments.append(node)
             continue
         rule = grammar.rules.get(node.type)
-        definition = rule(node) if rule is not None else None
+        definition = rule(node) if rule is not None and _intact(node) else None
         if definition is not None:
             found.append(_found(definition, grammar))
         stack.extend(reversed(node.children))
+    if root.has_error and not found:
+        raise SyntaxError(_first_error(root))
     return found, _prose_lines(comments, data.split(b"\n"))
+
+
+def _intact(node: Node) -> bool:
+    """No unreadable text inside the definition, and none just before it on its first row
+    (there the grammar resynchronised mid-declaration: its start and name are guesses)."""
+    if node.has_error:
+        return False
+    before = node.prev_sibling
+    return before is None or not (before.is_error and before.end_point.row >= node.start_point.row)
 
 
 def _found(definition: Definition, grammar: Grammar) -> Found:
