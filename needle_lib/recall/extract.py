@@ -1,11 +1,12 @@
 """Find every named function definition in a corpus, and the kind of every line.
 
 JavaScript is parsed with esprima, Python with ``ast``, every other language with its
-tree-sitter grammar (``treesitter``); each file of a corpus with its own language's parser. A definition records its
-*signature text*: the verbatim source line(s) from where the definition starts through the
-line that opens its body. Prompts quote that text as the anchor, because it is guaranteed
-to exist in the corpus — unlike a constructed ``function <name>(`` that property- and
-assignment-style definitions (``val: function( value ) {``) never contain.
+tree-sitter grammar (``treesitter``); each file of a corpus with its own language's parser.
+A definition records its *signature text*: the verbatim source line(s) from where the
+definition starts through the line that opens its body. Prompts quote that text as the
+anchor, because it is guaranteed to exist in the corpus — unlike a constructed
+``function <name>(`` that property- and assignment-style definitions
+(``val: function( value ) {``) never contain.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The per-language knowledge (which nodes define a function, which are comments) l
 
 Comment classification, the same in every language so the scoring policy means one thing:
 a line is prose when everything on it but whitespace lies inside comment nodes; a doc
-comment (``///``, ``//!``, ``/** */``, ``/*! */``) is a *docstring*, any other comment a
+comment (``///``, ``//!``, ``/** */``) is a *docstring*, any other comment a
 *comment*. String literals, heredocs and raw strings are code even when their text looks
 like a comment, because the grammar says they are strings.
 """
@@ -113,7 +113,7 @@ def _first_error(root: Node) -> str:
     return "the grammar rejected the file"
 
 
-_DOC_OPENERS = (b"///", b"//!", b"/**", b"/*!")
+_DOC_OPENERS = (b"///", b"//!", b"/**")
 
 
 def _is_doc(comment: bytes) -> bool:
