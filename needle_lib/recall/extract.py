@@ -114,7 +114,7 @@ def _parse(language: str, source: str) -> tuple[list[tuple[str, int, int, int]],
 
 def _parse_python(source: str) -> tuple[list[tuple[str, int, int, int]], dict[int, str]]:
     tree = ast.parse(source)
-    colons = _top_level_colons(source)
+    colons, comment_lines = _scan_tokens(source)
     found: list[tuple[str, int, int, int]] = []
     prose: dict[int, str] = {}
     for node in ast.walk(tree):
@@ -131,25 +131,29 @@ def _parse_python(source: str) -> tuple[list[tuple[str, int, int, int]], dict[in
         ):
             for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
                 prose[line] = DOCSTRING
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == tokenize.COMMENT and not token.line[: token.start[1]].strip():
-            prose[token.start[0]] = COMMENT
+    prose.update(dict.fromkeys(comment_lines, COMMENT))
     return found, prose
 
 
-def _top_level_colons(source: str) -> list[tuple[int, int]]:
+def _scan_tokens(source: str) -> tuple[list[tuple[int, int]], list[int]]:
+    """One tokenize pass (it costs as much as the parse itself): the positions of colons
+    outside brackets, and the lines holding nothing but a comment."""
     depth = 0
     colons: list[tuple[int, int]] = []
+    comment_lines: list[int] = []
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type != tokenize.OP:
+        if token.type == tokenize.COMMENT:
+            if not token.line[: token.start[1]].strip():
+                comment_lines.append(token.start[0])
+        elif token.type != tokenize.OP:
             continue
-        if token.string in "([{":
+        elif token.string in "([{":
             depth += 1
         elif token.string in ")]}":
             depth -= 1
         elif token.string == ":" and depth == 0:
             colons.append(token.start)
-    return colons
+    return colons, comment_lines
 
 
 # --- JavaScript -------------------------------------------------------------------------
