@@ -39,6 +39,7 @@ FILE_SCHEMA: dict[str, Key] = {
     "stop": Key((list,)),
     "timeout": Key((float,)),
     "concurrency": Key((int,)),
+    "context_tokens": Key((int,)),
 }
 
 #: CLI overrides: any file key except ``name``, plus ``think`` (leave chain-of-thought on).
@@ -107,6 +108,10 @@ class ModelConfig:
     #: Requests of one (corpus, model) pair in flight at once from one process. It changes
     #: throughput, never an answer, so results (and --resume) ignore it.
     concurrency: int = DEFAULTS["concurrency"]
+    #: The model's context window in tokens, when the config says: ``--repo`` sizes its
+    #: corpus to fit it. It changes which text is asked about, not how, so the request
+    #: shape leaves it out (the corpus hash records the text).
+    context_tokens: int | None = None
     #: Set when the model was not found as a config; callers print it so typos are visible.
     note: str | None = field(default=None, compare=False)
 

@@ -9,12 +9,14 @@ may match several languages: each file is parsed with its own grammar.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
 from needle_lib.paths import CORPORA_DIR, REPO_ROOT, resolve_repo_path
 from needle_lib.recall.languages import LANGUAGES, language_of, supported_extensions
+from needle_lib.recall.repo import REPO_SCHEMA, RepoSnapshot, RepoSpec, choose_files, sized
 from needle_lib.tokens import REFERENCE, counted_tokens
 from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
 
@@ -26,7 +28,12 @@ SAMPLE_SCHEMA = {
     "min_code_lines": Key((int,)),
 }
 SCORING_SCHEMA = {"count_comments": Key((bool,)), "relax_indent": Key((bool,))}
-TOP_SCHEMA = {"files": Key((dict,), True), "sample": Key((dict,), True), "scoring": Key((dict,))}
+TOP_SCHEMA = {
+    "files": Key((dict,)),
+    "repo": Key((dict,)),
+    "sample": Key((dict,), True),
+    "scoring": Key((dict,)),
+}
 
 
 @dataclass(frozen=True)
@@ -55,25 +62,59 @@ class CorpusConfig:
     sample: SamplePolicy = field(default_factory=SamplePolicy)
     scoring: ScoringPolicy = field(default_factory=ScoringPolicy)
     source: str = ""
+    repo: RepoSpec | None = None  # set: the files come from this git checkout, not the glob
 
 
 def load_corpus_config(path: Path) -> CorpusConfig:
     """Load and validate ``configs/corpora/<name>.toml``; errors name the file and key."""
     data = check_section(load_toml(path), TOP_SCHEMA, path=path)
-    files = check_section(data["files"], FILES_SCHEMA, path=path, section="files")
+    if ("files" in data) == ("repo" in data):
+        raise ConfigError(f"{path}: give exactly one of [files] (a glob) and [repo] (a checkout)")
     sample = check_section(data["sample"], SAMPLE_SCHEMA, path=path, section="sample")
     scoring = check_section(data.get("scoring", {}), SCORING_SCHEMA, path=path, section="scoring")
     for key in ("k", "primary_lines"):
         if sample[key] < 1:
             raise ConfigError(f"{path}: [sample] key {key!r} must be at least 1")
+    common = {
+        "name": path.stem,
+        "sample": SamplePolicy(**sample),
+        "scoring": ScoringPolicy(**scoring),
+        "source": str(path),
+    }
+    if "repo" in data:
+        repo = check_section(data["repo"], REPO_SCHEMA, path=path, section="repo")
+        spec = RepoSpec(
+            path=resolve_repo_path(repo["path"]),
+            include=_globs(repo.get("include", []), path, "include"),
+            exclude=_globs(repo.get("exclude", []), path, "exclude"),
+            max_prompt_tokens=repo.get("max_prompt_tokens"),
+        )
+        return CorpusConfig(directory=spec.path, glob="", repo=spec, **common)
+    files = check_section(data["files"], FILES_SCHEMA, path=path, section="files")
     return CorpusConfig(
-        name=path.stem,
         directory=resolve_repo_path(files["directory"]),
         glob=files["glob"],
         limit=files.get("limit"),
-        sample=SamplePolicy(**sample),
-        scoring=ScoringPolicy(**scoring),
-        source=str(path),
+        **common,
+    )
+
+
+def _globs(value: list, path: Path, key: str) -> tuple[str, ...]:
+    if not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{path}: [repo] key {key!r} must be a list of glob strings")
+    return tuple(value)
+
+
+def repo_config(path: str | Path, sample: SamplePolicy | None = None) -> CorpusConfig:
+    """``--repo PATH`` mode: a checkout, no corpus config, default sampling and scoring."""
+    root = Path(path).resolve()
+    return CorpusConfig(
+        name=f"repo_{root.name}",
+        directory=root,
+        glob="",
+        sample=sample or SamplePolicy(),
+        source=f"repo:{root}",
+        repo=RepoSpec(root),
     )
 
 
@@ -108,6 +149,20 @@ def single_file_config(path: str | Path, sample: SamplePolicy | None = None) -> 
     )
 
 
+def sized_for(
+    config: CorpusConfig, contexts: Sequence[int | None], max_prompt_tokens: int | None = None
+) -> CorpusConfig:
+    """A repo corpus config with its prompt budget settled — ``max_prompt_tokens`` (the
+    command line) over the config's own, else from the models' contexts; any other config
+    unchanged."""
+    if config.repo is None:
+        return config
+    spec = config.repo
+    if max_prompt_tokens is not None:
+        spec = replace(spec, max_prompt_tokens=max_prompt_tokens)
+    return replace(config, repo=sized(spec, contexts))
+
+
 @dataclass(frozen=True)
 class CorpusFile:
     path: str  # as shown to the model: relative to the repo root when inside it
@@ -122,6 +177,7 @@ class Corpus:
     language: str  # the files' language, or their languages joined by "+" (sorted)
     text: str
     files: tuple[CorpusFile, ...]
+    repo: RepoSnapshot | None = None  # where a ``--repo`` corpus came from
 
     @cached_property
     def lines(self) -> list[str]:
@@ -151,6 +207,7 @@ class Corpus:
             "tokens": self.tokens,
             "tokenizer": REFERENCE,
             "language": self.language,
+            **({"repo": self.repo.describe()} if self.repo is not None else {}),
         }
 
 
@@ -172,6 +229,10 @@ def display_path(path: Path) -> str:
 
 def load_corpus(config: CorpusConfig) -> Corpus:
     """Read the files a config selects and build the corpus text."""
+    if config.repo is not None:
+        snapshot, texts = choose_files(config.repo, config.sample.seed)
+        corpus = build_corpus(config.name, list(zip(snapshot.files, texts, strict=True)))
+        return replace(corpus, repo=snapshot)
     if not config.directory.is_dir():
         raise ConfigError(f"{config.source}: [files] directory {config.directory} does not exist")
     paths = sorted(p for p in config.directory.glob(config.glob) if p.is_file())
