@@ -129,9 +129,11 @@ def choose_files(spec: RepoSpec, seed: int) -> tuple[RepoSnapshot, list[str]]:
     texts: dict[str, str] = {}
     for name in names:
         try:
-            texts[name] = (root / name).read_text(encoding="utf-8")
+            text = (root / name).read_text(encoding="utf-8")
         except UnicodeDecodeError:
             continue  # not text a model can be asked to recall
+        if text.strip():  # an empty `__init__.py` holds nothing to ask about
+            texts[name] = text
     if budget <= TASK_ROOM:
         raise ConfigError(f"--max-prompt-tokens {budget}: leaves no room for a corpus")
     order = sorted(texts)
