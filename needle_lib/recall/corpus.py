@@ -75,12 +75,14 @@ def load_corpus_config(path: Path) -> CorpusConfig:
     for key in ("k", "primary_lines"):
         if sample[key] < 1:
             raise ConfigError(f"{path}: [sample] key {key!r} must be at least 1")
-    common = {
-        "name": path.stem,
-        "sample": SamplePolicy(**sample),
-        "scoring": ScoringPolicy(**scoring),
-        "source": str(path),
-    }
+    config = CorpusConfig(
+        name=path.stem,
+        directory=path.parent,
+        glob="",
+        sample=SamplePolicy(**sample),
+        scoring=ScoringPolicy(**scoring),
+        source=str(path),
+    )
     if "repo" in data:
         repo = check_section(data["repo"], REPO_SCHEMA, path=path, section="repo")
         spec = RepoSpec(
@@ -89,13 +91,13 @@ def load_corpus_config(path: Path) -> CorpusConfig:
             exclude=_globs(repo.get("exclude", []), path, "exclude"),
             max_prompt_tokens=repo.get("max_prompt_tokens"),
         )
-        return CorpusConfig(directory=spec.path, glob="", repo=spec, **common)
+        return replace(config, directory=spec.path, repo=spec)
     files = check_section(data["files"], FILES_SCHEMA, path=path, section="files")
-    return CorpusConfig(
+    return replace(
+        config,
         directory=resolve_repo_path(files["directory"]),
         glob=files["glob"],
         limit=files.get("limit"),
-        **common,
     )
 
 

@@ -164,7 +164,7 @@ _FUNCTION_TYPES = ("FunctionExpression", "ArrowFunctionExpression")
 def _parse_javascript(source: str) -> tuple[list[tuple[str, int, int, int]], dict[int, str]]:
     # Imported here: esprima builds Unicode tables at import (~1 s), which every pytest
     # collection would pay even when the parse comes from the cache.
-    import esprima
+    import esprima  # type: ignore[import-untyped]
 
     options = {"loc": True, "range": True, "comment": True}
     try:
@@ -247,8 +247,8 @@ def _comment_lines(source: str, comments: list[Any]) -> dict[int, str]:
     """Lines whose only non-blank content is comment text: a docstring where a ``/** */``
     doc comment covers part of the line (as in every other brace language), else a comment."""
     starts = [0]
-    for line in split_lines(source):
-        starts.append(starts[-1] + len(line) + 1)
+    for text_line in split_lines(source):
+        starts.append(starts[-1] + len(text_line) + 1)
     covered: dict[int, list[tuple[int, int, bool]]] = {}
     for comment in comments:
         begin, end = comment.range
