@@ -90,10 +90,26 @@ def test_cross_file_name_collision_keeps_the_first_file(py_dir: Path) -> None:
     assert not target_set.excluded
 
 
-def test_mixing_languages_is_a_config_error(tmp_path: Path) -> None:
-    write_sources(tmp_path, {"a.py": "x = 1\n", "b.js": "var y = 2;\n"})
-    with pytest.raises(ConfigError, match="mixes languages"):
-        load_corpus(tmp_config(tmp_path, "*"))
+def test_a_glob_over_several_languages_parses_each_file_with_its_own_grammar(
+    tmp_path: Path,
+) -> None:
+    write_sources(tmp_path, {
+        "a.py": "def pyfunc():\n    return 1\n",
+        "b.js": "function jsfunc() {\n\treturn 2;\n}\n",
+        "c.go": "package c\n\nfunc GoFunc() int {\n\treturn 3\n}\n",
+        "d.rb": "def rbfunc\n  4\nend\n",
+    })
+    corpus = load_corpus(tmp_config(tmp_path, "*"))
+    assert corpus.language == "go+javascript+python+ruby"
+    headers = [line for line in corpus.lines if "======" in line]
+    assert [h.split(" ")[0] for h in headers] == ["#", "//", "//", "#"]
+    functions = {f.name: f for f in parse_corpus(corpus).functions}
+    assert {name: f.language for name, f in functions.items()} == {
+        "pyfunc": "python", "jsfunc": "javascript", "GoFunc": "go", "rbfunc": "ruby",
+    }
+    for name, body in [("pyfunc", "    return 1"), ("jsfunc", "\treturn 2;"),
+                       ("GoFunc", "\treturn 3"), ("rbfunc", "  4")]:
+        assert corpus.lines[functions[name].body_start - 1] == body
 
 
 def test_unsupported_and_unmatched_files_are_config_errors(tmp_path: Path) -> None:
@@ -199,7 +215,7 @@ def test_config_errors_name_the_file_and_the_key(tmp_path: Path, old: str, new: 
 
 def test_missing_required_section_is_named(tmp_path: Path) -> None:
     path = write_config(tmp_path, VALID[VALID.index("[sample]") :])
-    with pytest.raises(ConfigError, match=r"missing required key 'files'") as caught:
+    with pytest.raises(ConfigError, match=r"exactly one of \[files\] .* and \[repo\]") as caught:
         load_corpus_config(path)
     assert str(path) in str(caught.value)
 

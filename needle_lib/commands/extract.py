@@ -6,8 +6,9 @@ import argparse
 import json
 import sys
 
+from needle_lib.argtypes import positive_int
 from needle_lib.recall import size
-from needle_lib.recall.corpus import resolve_corpus, single_file_config
+from needle_lib.recall.corpus import repo_config, resolve_corpus, single_file_config, sized_for
 from needle_lib.recall.suite import RecallSuite, load_suite
 from needle_lib.recall.targets import Target
 from needle_lib.tokens import REFERENCE
@@ -18,6 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--corpus", help="corpus config name or path")
     source.add_argument("--file", help="a single source file (no corpus config)")
+    source.add_argument("--repo", metavar="PATH", help="a git checkout, as `pytest evals --repo`")
+    parser.add_argument("--max-prompt-tokens", type=positive_int, metavar="N",
+                        help="prompt budget of a --repo / [repo] corpus (default 30,720)")
     parser.add_argument("--all", action="store_true", help="every eligible target, not a sample")
     parser.add_argument("--show", metavar="NAME", help="print one target's expected lines")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -41,8 +45,11 @@ def target_record(suite: RecallSuite, target: Target) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = resolve_corpus(args.corpus) if args.corpus else single_file_config(args.file)
-    suite = load_suite(config)
+    if args.repo:
+        config = repo_config(args.repo)
+    else:
+        config = resolve_corpus(args.corpus) if args.corpus else single_file_config(args.file)
+    suite = load_suite(sized_for(config, [], args.max_prompt_tokens))
     message = suite.target_set.exclusion_message()
     if message:
         print(message, file=sys.stderr)
@@ -67,6 +74,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     scope = "eligible" if args.all else f"sampled (k={suite.config.sample.k})"
     print(f"{suite.config.name}: {len(records)} {scope} target(s)")
+    repo = suite.corpus.repo
+    if repo is not None:
+        print(f"  repo: {repo.root} at {repo.commit[:12]}{' (local changes)' if repo.dirty else ''}"
+              f"; {len(repo.files)} of {repo.candidates} readable file(s) fit "
+              f"{repo.budget:,} prompt tokens: {', '.join(repo.files)}")
     prompts = [record["prompt_tokens"] for record in records]
     print(f"  size: corpus {suite.corpus.tokens:,} tokens, prompts "
           f"{min(prompts, default=0):,}–{max(prompts, default=0):,} tokens ({REFERENCE}; "

@@ -41,6 +41,7 @@ FILE_SCHEMA: dict[str, Key] = {
     "timeout": Key((float,)),
     "concurrency": Key((int,)),
     "max_answer_bytes": Key((int,)),
+    "context_tokens": Key((int,)),
 }
 
 #: CLI overrides: any file key except ``name``, plus ``think`` (leave chain-of-thought on).
@@ -118,6 +119,10 @@ class ModelConfig:
     #: Bytes of (decoded) response body kept per attempt; a larger answer keeps its head
     #: and is flagged ``answer_truncated_by_needle``. Bookkeeping, like ``concurrency``.
     max_answer_bytes: int = DEFAULTS["max_answer_bytes"]
+    #: The model's context window in tokens, when the config says: ``--repo`` sizes its
+    #: corpus to fit it. It changes which text is asked about, not how, so the request
+    #: shape leaves it out (the corpus hash records the text).
+    context_tokens: int | None = None
     #: Set when the model was not found as a config; callers print it so typos are visible.
     note: str | None = field(default=None, compare=False)
 

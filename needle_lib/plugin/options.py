@@ -85,6 +85,12 @@ def add_options(parser: pytest.Parser) -> None:
     recall.addoption("--function", action="append", default=[],
                      help="ask about these functions only (repeatable; skips sampling)")
     recall.addoption("--file", default=None, help="single-file mode: a source file, no config")
+    recall.addoption("--repo", default=None, metavar="PATH",
+                     help="a corpus from this git checkout (files .gitignore keeps out are "
+                          "left out), sized to --max-prompt-tokens")
+    recall.addoption("--max-prompt-tokens", type=positive_int, default=None, metavar="N",
+                     help="prompt budget of a --repo / [repo] corpus (default: the smallest "
+                          "`context_tokens` of the models less 2,048, else 30,720)")
     recall.addoption("--min-code-lines", type=int, default=None,
                      help="drop targets with fewer code lines in their window")
     recall.addoption("--relax-indent", action="store_const", const=True, dest="relax_indent",

@@ -29,8 +29,10 @@ from needle_lib.recall.corpus import (
     CorpusConfig,
     ScoringPolicy,
     configured_corpus_names,
+    repo_config,
     resolve_corpus,
     single_file_config,
+    sized_for,
 )
 from needle_lib.recall.prompt import build_messages
 from needle_lib.recall.reference import reference_answer
@@ -168,12 +170,17 @@ class RecallPlan:
         }
 
 
-def _corpus_configs(config: pytest.Config) -> list[CorpusConfig]:
-    file = config.getoption("file")
+def _corpus_configs(config: pytest.Config, models: list[ModelConfig]) -> list[CorpusConfig]:
+    file, repo = config.getoption("file"), config.getoption("repo")
     if file:
-        return [single_file_config(file)]
-    names = config.getoption("corpus") or configured_corpus_names()
-    return [resolve_corpus(name) for name in names]
+        chosen = [single_file_config(file)]
+    elif repo:
+        chosen = [repo_config(repo)]
+    else:
+        names = config.getoption("corpus") or configured_corpus_names()
+        chosen = [resolve_corpus(name) for name in names]
+    contexts = [m.context_tokens for m in models]
+    return [sized_for(c, contexts, config.getoption("max_prompt_tokens")) for c in chosen]
 
 
 def build_plan(config: pytest.Config) -> RecallPlan:
@@ -183,7 +190,24 @@ def build_plan(config: pytest.Config) -> RecallPlan:
     scoring: dict[str, ScoringPolicy] = {}
     misses: list[str] = []
     functions = list(opt("function"))
-    for corpus_config in _corpus_configs(config):
+    overrides = {
+        key: value
+        for key, value in {
+            "base_url": opt("base_url"),
+            "api_key": opt("api_key"),
+            "max_tokens": opt("max_tokens"),
+            "temperature": opt("temperature"),
+            "timeout": opt("request_timeout"),
+            "concurrency": opt("concurrency"),
+        }.items()
+        if value is not None
+    }
+    if opt("think"):
+        overrides["think"] = True
+    names = opt("model") or [DEFAULT_MODEL]
+    models = [resolve_model(name, overrides) for name in names]
+    check_distinct_keys(models)
+    for corpus_config in _corpus_configs(config, models):
         base = corpus_config.sample
         sample = replace(
             base,
@@ -212,23 +236,6 @@ def build_plan(config: pytest.Config) -> RecallPlan:
         )
     if functions and not suites:
         raise ConfigError("; ".join(misses))
-    overrides = {
-        key: value
-        for key, value in {
-            "base_url": opt("base_url"),
-            "api_key": opt("api_key"),
-            "max_tokens": opt("max_tokens"),
-            "temperature": opt("temperature"),
-            "timeout": opt("request_timeout"),
-            "concurrency": opt("concurrency"),
-        }.items()
-        if value is not None
-    }
-    if opt("think"):
-        overrides["think"] = True
-    names = opt("model") or [DEFAULT_MODEL]
-    models = [resolve_model(name, overrides) for name in names]
-    check_distinct_keys(models)
     messages = [REFERENCE_NOTE] if not opt("model") else []
     messages += [m.note for m in models if m.note]
     pairs = len(suites) * len(models)

@@ -1,23 +1,24 @@
 """Corpus configs and corpus text: which files a model reads, in which order.
 
-A corpus is one or more source files of one language. Several files are concatenated in
-lexical order with a comment-marker header per file so the model sees the boundaries;
-every line number elsewhere in Needle refers to this concatenated text.
+A corpus is one or more source files. Several files are concatenated in lexical order with a
+header per file, written in that file's own line-comment syntax, so the model sees the
+boundaries; every line number elsewhere in Needle refers to this concatenated text. A glob
+may match several languages: each file is parsed with its own grammar.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
 from needle_lib.paths import CORPORA_DIR, REPO_ROOT, resolve_repo_path
+from needle_lib.recall.languages import LANGUAGES, language_of, supported_extensions
+from needle_lib.recall.repo import REPO_SCHEMA, RepoSnapshot, RepoSpec, choose_files, sized
 from needle_lib.tokens import REFERENCE, counted_tokens
 from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
-
-LANGUAGES = {".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".py": "python"}
-COMMENT_MARKER = {"javascript": "//", "python": "#"}
 
 FILES_SCHEMA = {"directory": Key((str,), True), "glob": Key((str,), True), "limit": Key((int,))}
 SAMPLE_SCHEMA = {
@@ -27,7 +28,12 @@ SAMPLE_SCHEMA = {
     "min_code_lines": Key((int,)),
 }
 SCORING_SCHEMA = {"count_comments": Key((bool,)), "relax_indent": Key((bool,))}
-TOP_SCHEMA = {"files": Key((dict,), True), "sample": Key((dict,), True), "scoring": Key((dict,))}
+TOP_SCHEMA = {
+    "files": Key((dict,)),
+    "repo": Key((dict,)),
+    "sample": Key((dict,), True),
+    "scoring": Key((dict,)),
+}
 
 
 @dataclass(frozen=True)
@@ -56,25 +62,61 @@ class CorpusConfig:
     sample: SamplePolicy = field(default_factory=SamplePolicy)
     scoring: ScoringPolicy = field(default_factory=ScoringPolicy)
     source: str = ""
+    repo: RepoSpec | None = None  # set: the files come from this git checkout, not the glob
 
 
 def load_corpus_config(path: Path) -> CorpusConfig:
     """Load and validate ``configs/corpora/<name>.toml``; errors name the file and key."""
     data = check_section(load_toml(path), TOP_SCHEMA, path=path)
-    files = check_section(data["files"], FILES_SCHEMA, path=path, section="files")
+    if ("files" in data) == ("repo" in data):
+        raise ConfigError(f"{path}: give exactly one of [files] (a glob) and [repo] (a checkout)")
     sample = check_section(data["sample"], SAMPLE_SCHEMA, path=path, section="sample")
     scoring = check_section(data.get("scoring", {}), SCORING_SCHEMA, path=path, section="scoring")
     for key in ("k", "primary_lines"):
         if sample[key] < 1:
             raise ConfigError(f"{path}: [sample] key {key!r} must be at least 1")
-    return CorpusConfig(
+    config = CorpusConfig(
         name=path.stem,
-        directory=resolve_repo_path(files["directory"]),
-        glob=files["glob"],
-        limit=files.get("limit"),
+        directory=path.parent,
+        glob="",
         sample=SamplePolicy(**sample),
         scoring=ScoringPolicy(**scoring),
         source=str(path),
+    )
+    if "repo" in data:
+        repo = check_section(data["repo"], REPO_SCHEMA, path=path, section="repo")
+        spec = RepoSpec(
+            path=resolve_repo_path(repo["path"]),
+            include=_globs(repo.get("include", []), path, "include"),
+            exclude=_globs(repo.get("exclude", []), path, "exclude"),
+            max_prompt_tokens=repo.get("max_prompt_tokens"),
+        )
+        return replace(config, directory=spec.path, repo=spec)
+    files = check_section(data["files"], FILES_SCHEMA, path=path, section="files")
+    return replace(
+        config,
+        directory=resolve_repo_path(files["directory"]),
+        glob=files["glob"],
+        limit=files.get("limit"),
+    )
+
+
+def _globs(value: list, path: Path, key: str) -> tuple[str, ...]:
+    if not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{path}: [repo] key {key!r} must be a list of glob strings")
+    return tuple(value)
+
+
+def repo_config(path: str | Path, sample: SamplePolicy | None = None) -> CorpusConfig:
+    """``--repo PATH`` mode: a checkout, no corpus config, default sampling and scoring."""
+    root = Path(path).resolve()
+    return CorpusConfig(
+        name=f"repo_{root.name}",
+        directory=root,
+        glob="",
+        sample=sample or SamplePolicy(),
+        source=f"repo:{root}",
+        repo=RepoSpec(root),
     )
 
 
@@ -109,19 +151,35 @@ def single_file_config(path: str | Path, sample: SamplePolicy | None = None) -> 
     )
 
 
+def sized_for(
+    config: CorpusConfig, contexts: Sequence[int | None], max_prompt_tokens: int | None = None
+) -> CorpusConfig:
+    """A repo corpus config with its prompt budget settled — ``max_prompt_tokens`` (the
+    command line) over the config's own, else from the models' contexts; any other config
+    unchanged."""
+    if config.repo is None:
+        return config
+    spec = config.repo
+    if max_prompt_tokens is not None:
+        spec = replace(spec, max_prompt_tokens=max_prompt_tokens)
+    return replace(config, repo=sized(spec, contexts))
+
+
 @dataclass(frozen=True)
 class CorpusFile:
     path: str  # as shown to the model: relative to the repo root when inside it
     first_line: int  # 1-based line of the file's first source line in the corpus text
     line_count: int
+    language: str  # a key of ``languages.LANGUAGES``: which parser reads this file
 
 
 @dataclass(frozen=True)
 class Corpus:
     name: str
-    language: str
+    language: str  # the files' language, or their languages joined by "+" (sorted)
     text: str
     files: tuple[CorpusFile, ...]
+    repo: RepoSnapshot | None = None  # where a ``--repo`` corpus came from
 
     @cached_property
     def lines(self) -> list[str]:
@@ -151,6 +209,7 @@ class Corpus:
             "tokens": self.tokens,
             "tokenizer": REFERENCE,
             "language": self.language,
+            **({"repo": self.repo.describe()} if self.repo is not None else {}),
         }
 
 
@@ -172,6 +231,10 @@ def display_path(path: Path) -> str:
 
 def load_corpus(config: CorpusConfig) -> Corpus:
     """Read the files a config selects and build the corpus text."""
+    if config.repo is not None:
+        snapshot, texts = choose_files(config.repo, config.sample.seed)
+        corpus = build_corpus(config.name, list(zip(snapshot.files, texts, strict=True)))
+        return replace(corpus, repo=snapshot)
     if not config.directory.is_dir():
         raise ConfigError(f"{config.source}: [files] directory {config.directory} does not exist")
     paths = sorted(p for p in config.directory.glob(config.glob) if p.is_file())
@@ -181,35 +244,41 @@ def load_corpus(config: CorpusConfig) -> Corpus:
         raise ConfigError(
             f"{config.source}: [files] glob {config.glob!r} matches no file in {config.directory}"
         )
-    languages = {LANGUAGES.get(p.suffix) for p in paths}
-    if None in languages:
-        bad = next(p for p in paths if p.suffix not in LANGUAGES)
+    unreadable = next((p for p in paths if language_of(p) is None), None)
+    if unreadable is not None:
         raise ConfigError(
-            f"{config.source}: unsupported source file {bad.name} "
-            f"(supported: {', '.join(sorted(LANGUAGES))})"
+            f"{config.source}: unsupported source file {unreadable.name} "
+            f"(supported: {supported_extensions()})"
         )
-    if len(languages) > 1:
-        raise ConfigError(
-            f"{config.source}: glob {config.glob!r} mixes languages "
-            f"({', '.join(sorted(str(lang) for lang in languages))}); one corpus, one language"
-        )
-    language = languages.pop()
-    assert language is not None
-    texts = [p.read_text(encoding="utf-8") for p in paths]
-    if len(paths) == 1:
-        text = texts[0]
-        files = (CorpusFile(display_path(paths[0]), 1, len(split_lines(text))),)
-        return Corpus(config.name, language, text, files)
-    marker = COMMENT_MARKER[language]
+    return build_corpus(
+        config.name, [(display_path(p), p.read_text(encoding="utf-8")) for p in paths]
+    )
+
+
+def build_corpus(name: str, sources: list[tuple[str, str]]) -> Corpus:
+    """The corpus text of ``(shown path, text)`` pairs, in the order given: one file as it
+    is, several each under a ``====== path ======`` header in its own comment syntax."""
+    languages = [_language_name(path) for path, _ in sources]
+    language = "+".join(sorted(set(languages)))
+    if len(sources) == 1:
+        (path, text), = sources
+        files = (CorpusFile(path, 1, len(split_lines(text)), languages[0]),)
+        return Corpus(name, language, text, files)
     parts: list[str] = []
     files_list: list[CorpusFile] = []
     line = 1
-    for path, text in zip(paths, texts, strict=True):
-        shown = display_path(path)
+    for (shown, text), lang in zip(sources, languages, strict=True):
         body = text if text.endswith("\n") else text + "\n"
-        parts.append(f"{marker} ====== {shown} ======\n")
+        parts.append(f"{LANGUAGES[lang].line_comment} ====== {shown} ======\n")
         parts.append(body)
         count = len(split_lines(body))
-        files_list.append(CorpusFile(shown, line + 1, count))
+        files_list.append(CorpusFile(shown, line + 1, count, lang))
         line += 1 + count
-    return Corpus(config.name, language, "".join(parts), tuple(files_list))
+    return Corpus(name, language, "".join(parts), tuple(files_list))
+
+
+def _language_name(path: str) -> str:
+    language = language_of(path)
+    if language is None:
+        raise ConfigError(f"{path}: unsupported source file (supported: {supported_extensions()})")
+    return language.name

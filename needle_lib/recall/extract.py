@@ -1,10 +1,12 @@
 """Find every named function definition in a corpus, and the kind of every line.
 
-JavaScript is parsed with esprima, Python with ``ast``. A definition records its
-*signature text*: the verbatim source line(s) from where the definition starts through the
-line that opens its body. Prompts quote that text as the anchor, because it is guaranteed
-to exist in the corpus — unlike a constructed ``function <name>(`` that property- and
-assignment-style definitions (``val: function( value ) {``) never contain.
+JavaScript is parsed with esprima, Python with ``ast``, every other language with its
+tree-sitter grammar (``treesitter``); each file of a corpus with its own language's parser.
+A definition records its *signature text*: the verbatim source line(s) from where the
+definition starts through the line that opens its body. Prompts quote that text as the
+anchor, because it is guaranteed to exist in the corpus — unlike a constructed
+``function <name>(`` that property- and assignment-style definitions
+(``val: function( value ) {``) never contain.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from typing import Any
 
 from needle_lib.errors import UsageError
 from needle_lib.recall.corpus import Corpus, split_lines
+from needle_lib.recall.languages import LANGUAGES
 
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
 
 CODE, BLANK, COMMENT, DOCSTRING = "code", "blank", "comment", "docstring"
 PROSE_KINDS = frozenset({COMMENT, DOCSTRING})
@@ -69,9 +72,8 @@ def parse_corpus(corpus: Corpus) -> ParsedCorpus:
     for file in corpus.files:
         offset = file.first_line - 1
         source = "\n".join(lines[offset : offset + file.line_count]) + "\n"
-        parse = _parse_python if corpus.language == "python" else _parse_javascript
         try:
-            found, prose = parse(source)
+            found, prose = _parse(file.language, source)
         except SyntaxError as exc:
             raise ExtractionError(f"{file.path}: cannot parse: {exc}") from None
         for line, kind in prose.items():
@@ -88,11 +90,24 @@ def parse_corpus(corpus: Corpus) -> ParsedCorpus:
                     signature_line=offset + start,
                     body_start=offset + open_line + 1,
                     body_end=offset + end,
-                    language=corpus.language,
+                    language=file.language,
                 )
             )
     functions.sort(key=lambda f: f.body_start)
     return ParsedCorpus(tuple(functions), tuple(kinds))
+
+
+def _parse(language: str, source: str) -> tuple[list[tuple[str, int, int, int]], dict[int, str]]:
+    """(definitions as (name, first signature line, last signature line, last body line),
+    prose line kinds) of one file, 1-based lines of that file."""
+    parser = LANGUAGES[language].parser
+    if parser == "ast":
+        return _parse_python(source)
+    if parser == "esprima":
+        return _parse_javascript(source)
+    from needle_lib.recall.treesitter import parse_tree_sitter  # loads grammars on first use
+
+    return parse_tree_sitter(language, source)
 
 
 # --- Python -----------------------------------------------------------------------------
@@ -100,7 +115,7 @@ def parse_corpus(corpus: Corpus) -> ParsedCorpus:
 
 def _parse_python(source: str) -> tuple[list[tuple[str, int, int, int]], dict[int, str]]:
     tree = ast.parse(source)
-    colons = _top_level_colons(source)
+    colons, comment_lines = _scan_tokens(source)
     found: list[tuple[str, int, int, int]] = []
     prose: dict[int, str] = {}
     for node in ast.walk(tree):
@@ -117,25 +132,29 @@ def _parse_python(source: str) -> tuple[list[tuple[str, int, int, int]], dict[in
         ):
             for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
                 prose[line] = DOCSTRING
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == tokenize.COMMENT and not token.line[: token.start[1]].strip():
-            prose[token.start[0]] = COMMENT
+    prose.update(dict.fromkeys(comment_lines, COMMENT))
     return found, prose
 
 
-def _top_level_colons(source: str) -> list[tuple[int, int]]:
+def _scan_tokens(source: str) -> tuple[list[tuple[int, int]], list[int]]:
+    """One tokenize pass (it costs as much as the parse itself): the positions of colons
+    outside brackets, and the lines holding nothing but a comment."""
     depth = 0
     colons: list[tuple[int, int]] = []
+    comment_lines: list[int] = []
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type != tokenize.OP:
+        if token.type == tokenize.COMMENT:
+            if not token.line[: token.start[1]].strip():
+                comment_lines.append(token.start[0])
+        elif token.type != tokenize.OP:
             continue
-        if token.string in "([{":
+        elif token.string in "([{":
             depth += 1
         elif token.string in ")]}":
             depth -= 1
         elif token.string == ":" and depth == 0:
             colons.append(token.start)
-    return colons
+    return colons, comment_lines
 
 
 # --- JavaScript -------------------------------------------------------------------------
@@ -226,23 +245,25 @@ def _children(node: Any) -> list[Any]:
 
 
 def _comment_lines(source: str, comments: list[Any]) -> dict[int, str]:
-    """Lines whose only non-blank content is comment text."""
+    """Lines whose only non-blank content is comment text: a docstring where a ``/** */``
+    doc comment covers part of the line (as in every other brace language), else a comment."""
     starts = [0]
     for text_line in split_lines(source):
         starts.append(starts[-1] + len(text_line) + 1)
-    covered: dict[int, list[tuple[int, int]]] = {}
+    covered: dict[int, list[tuple[int, int, bool]]] = {}
     for comment in comments:
         begin, end = comment.range
+        doc = comment.type == "Block" and comment.value.startswith("*") and comment.value != "*"
         for line in range(comment.loc.start.line, comment.loc.end.line + 1):
-            covered.setdefault(line, []).append((begin, end))
+            covered.setdefault(line, []).append((begin, end, doc))
     prose: dict[int, str] = {}
     for number, spans in covered.items():
         line_start, line_end = starts[number - 1], starts[number] - 1
         outside = [True] * (line_end - line_start)
-        for begin, end in spans:
+        for begin, end, _ in spans:
             for pos in range(max(begin, line_start), min(end, line_end)):
                 outside[pos - line_start] = False
         text = source[line_start:line_end]
         if not "".join(ch for ch, out in zip(text, outside, strict=True) if out).strip():
-            prose[number] = COMMENT
+            prose[number] = DOCSTRING if any(doc for _, _, doc in spans) else COMMENT
     return prose

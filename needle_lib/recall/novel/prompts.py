@@ -28,7 +28,8 @@ NOVEL_DIR = FIXTURES_DIR / "novel"
 def recall_view(corpus: NovelCorpus) -> tuple[Corpus, list[Target]]:
     """The corpus and its 18 targets as a recall run sees them."""
     path = display_path(NOVEL_DIR / corpus.filename)
-    view = Corpus(corpus.name, "python", corpus.text, (CorpusFile(path, 1, corpus.line_count),))
+    file = CorpusFile(path, 1, corpus.line_count, "python")
+    view = Corpus(corpus.name, "python", corpus.text, (file,))
     lines = view.lines
     targets = [
         Target(

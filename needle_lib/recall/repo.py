@@ -1,0 +1,163 @@
+"""A corpus from the user's own git checkout: ``--repo PATH`` or a ``[repo]`` corpus config.
+
+Which files: those git would consider (tracked, plus untracked ones that ``.gitignore``
+does not exclude), in a language recall reads, matching the include globs and none of the
+exclude globs. How many: as many as fit the prompt budget, chosen by a shuffle seeded with
+the sampling seed — deterministic for one checkout, budget and seed, yet spread over the
+whole tree rather than the alphabetically first directories. The chosen files are then
+concatenated in path order. The commit hash, whether any chosen file has local changes, and
+the file list go into the dump, so two models are compared on the same text (the corpus
+hash proves it).
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from needle_lib.recall.languages import language_of
+from needle_lib.tokens import counted_tokens
+from needle_lib.tomlconf import ConfigError, Key
+
+#: The prompt budget when no model config gives its ``context_tokens``: a 32K-token
+#: context with room left for the answer.
+DEFAULT_PROMPT_TOKENS = 30_720
+#: Tokens a budget keeps for the prompt's task text (which quotes the signature) beyond
+#: the corpus, and for the answer when the budget comes from a model's context.
+TASK_ROOM = 512
+ANSWER_ROOM = 2_048
+
+REPO_SCHEMA = {
+    "path": Key((str,), True),
+    "include": Key((list,)),
+    "exclude": Key((list,)),
+    "max_prompt_tokens": Key((int,)),
+}
+
+
+@dataclass(frozen=True)
+class RepoSpec:
+    """What to read from a checkout. Globs are matched against repo-relative POSIX paths
+    with ``fnmatch`` rules (``*`` also crosses ``/``); no include glob means every file."""
+
+    path: Path
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    max_prompt_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class RepoSnapshot:
+    """The files a repo corpus was built from, and where they came from."""
+
+    root: Path
+    commit: str
+    dirty: bool
+    files: tuple[str, ...]  # repo-relative, in corpus order
+    candidates: int  # readable files that matched the globs, before the budget
+    budget: int  # prompt tokens the corpus was sized for
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+
+    def describe(self) -> dict[str, Any]:
+        """The dump's provenance of a repo corpus (the file list is the corpus's own)."""
+        return {
+            "path": str(self.root),
+            "commit": self.commit,
+            "dirty": self.dirty,
+            "include": list(self.include),
+            "exclude": list(self.exclude),
+            "max_prompt_tokens": self.budget,
+            "candidates": self.candidates,
+            "chosen": len(self.files),
+        }
+
+
+def sized(spec: RepoSpec, contexts: Sequence[int | None]) -> RepoSpec:
+    """``spec`` with its budget settled for a run whose models have ``contexts``."""
+    return replace(spec, max_prompt_tokens=prompt_budget(spec, contexts))
+
+
+def prompt_budget(spec: RepoSpec, contexts: Sequence[int | None] = ()) -> int:
+    """The spec's own budget, else the smallest known model context less the answer's
+    room (every model of a run reads the same text), else ``DEFAULT_PROMPT_TOKENS``."""
+    if spec.max_prompt_tokens is not None:
+        return spec.max_prompt_tokens
+    known = [c for c in contexts if c is not None]
+    return min(known) - ANSWER_ROOM if known else DEFAULT_PROMPT_TOKENS
+
+
+def _git(root: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
+        )
+    except FileNotFoundError:
+        raise ConfigError("--repo needs git on PATH") from None
+    except subprocess.CalledProcessError as exc:
+        message = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else exc
+        raise ConfigError(f"--repo {root}: not a readable git checkout ({message})") from None
+    return done.stdout
+
+
+def candidate_files(spec: RepoSpec) -> tuple[Path, list[str]]:
+    """(checkout root, readable files matching the globs), sorted."""
+    if not spec.path.is_dir():
+        raise ConfigError(f"--repo {spec.path}: no such directory")
+    root = Path(_git(spec.path, "rev-parse", "--show-toplevel").strip())
+    listed = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    names = sorted({name for name in listed.split("\0") if name})
+    return root, [
+        name
+        for name in names
+        if language_of(name) is not None
+        and (not spec.include or any(fnmatchcase(name, g) for g in spec.include))
+        and not any(fnmatchcase(name, g) for g in spec.exclude)
+        and (root / name).is_file()
+    ]
+
+
+def choose_files(spec: RepoSpec, seed: int) -> tuple[RepoSnapshot, list[str]]:
+    """The snapshot and the texts of the files that fit the spec's budget, in path order."""
+    budget = prompt_budget(spec)
+    root, names = candidate_files(spec)
+    texts: dict[str, str] = {}
+    for name in names:
+        try:
+            text = (root / name).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue  # not text a model can be asked to recall
+        if text.strip():  # an empty `__init__.py` holds nothing to ask about
+            texts[name] = text
+    if budget <= TASK_ROOM:
+        raise ConfigError(f"--max-prompt-tokens {budget}: leaves no room for a corpus")
+    order = sorted(texts)
+    random.Random(seed).shuffle(order)
+    room = budget - TASK_ROOM
+    chosen: list[str] = []
+    for name in order:
+        # The file plus its `// ====== path ======` header line; the preamble's opening
+        # sentence is within the task room.
+        cost = counted_tokens(texts[name]) + counted_tokens(f"// ====== {name} ======\n")
+        if cost <= room:
+            chosen.append(name)
+            room -= cost
+    if not chosen:
+        smallest = min((counted_tokens(t) for t in texts.values()), default=None)
+        found = f"the smallest of {len(texts)} is {smallest:,} tokens" if texts else "none"
+        raise ConfigError(
+            f"--repo {root}: no readable source file fits --max-prompt-tokens {budget:,} "
+            f"({found}; supported files are matched by extension and the include globs)"
+        )
+    chosen.sort()
+    commit = _git(root, "rev-parse", "HEAD").strip()
+    dirty = bool(_git(root, "status", "--porcelain", "--", *chosen).strip())
+    snapshot = RepoSnapshot(
+        root, commit, dirty, tuple(chosen), len(texts), budget, spec.include, spec.exclude
+    )
+    return snapshot, [texts[name] for name in chosen]

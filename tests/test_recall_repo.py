@@ -1,0 +1,174 @@
+"""A corpus from a git checkout: which files, how many, recorded how — and a run on one."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from evalrun import load_dump, run_evals
+from recall_helpers import cached_parse
+
+from needle_lib.cli import main
+from needle_lib.recall import suite
+from needle_lib.recall.corpus import (
+    CorpusConfig,
+    load_corpus,
+    load_corpus_config,
+    repo_config,
+    sized_for,
+)
+from needle_lib.recall.prompt import corpus_preamble
+from needle_lib.recall.repo import DEFAULT_PROMPT_TOKENS, TASK_ROOM, RepoSpec, prompt_budget
+from needle_lib.tokens import counted_tokens
+from needle_lib.tomlconf import ConfigError
+
+
+def _function(language: str, name: str, lines: int) -> str:
+    body = [f"    x{i} = {i}" for i in range(lines)]
+    if language == "py":
+        return "\n".join([f"def {name}():", *body, "    return 0", ""]) + "\n"
+    go = [f"\tx{i} := {i}\n\t_ = x{i}" for i in range(lines)]
+    return "\n".join([f"func {name}() int {{", *go, "\treturn 0", "}", ""]) + "\n"
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    files = {
+        "src/alpha.py": _function("py", "alpha", 30),
+        "src/beta.py": _function("py", "beta", 30),
+        "src/gamma/delta.py": _function("py", "delta", 30),
+        "svc/main.go": "package main\n\n" + _function("go", "Serve", 30),
+        "vendor/lib.py": _function("py", "vendored", 30),
+        "build/generated.py": _function("py", "generated", 30),
+        "notes.txt": "not source\n",
+        "src/__init__.py": "",
+        ".gitignore": "build/\n",
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    (root / "src" / "untracked.py").write_text(_function("py", "fresh", 30), encoding="utf-8")
+    return root
+
+
+def spec_config(root: Path, budget: int | None = None, **globs: tuple[str, ...]) -> CorpusConfig:
+    """``--repo root`` with ``budget`` and include/exclude ``globs``."""
+    config = sized_for(repo_config(root), [], budget)
+    assert config.repo is not None
+    return replace(config, repo=replace(config.repo, **globs))
+
+
+def test_the_corpus_is_what_git_would_commit(checkout: Path) -> None:
+    corpus = load_corpus(spec_config(checkout, exclude=("vendor/*",)))
+    assert corpus.repo is not None
+    assert [f.path for f in corpus.files] == [
+        "src/alpha.py", "src/beta.py", "src/gamma/delta.py", "src/untracked.py", "svc/main.go",
+    ]  # .gitignore'd build/, the excluded glob, an unsupported .txt, an empty file: left out
+    assert corpus.language == "go+python"
+    assert corpus.repo.commit == git(checkout, "rev-parse", "HEAD")
+    assert corpus.repo.dirty  # the untracked file is a local change
+    described = corpus.describe()
+    assert described["repo"]["commit"] == corpus.repo.commit
+    assert described["repo"]["exclude"] == ["vendor/*"]
+    assert described["files"] == [f.path for f in corpus.files]
+
+
+def test_include_globs_select_and_a_clean_checkout_is_not_dirty(checkout: Path) -> None:
+    (checkout / "src" / "untracked.py").unlink()
+    corpus = load_corpus(spec_config(checkout, include=("svc/*", "src/gamma/*")))
+    assert [f.path for f in corpus.files] == ["src/gamma/delta.py", "svc/main.go"]
+    assert corpus.repo is not None and not corpus.repo.dirty
+
+
+def test_the_budget_bounds_the_prompt_and_the_choice_is_deterministic(checkout: Path) -> None:
+    everything = load_corpus(spec_config(checkout))
+    budget = counted_tokens(corpus_preamble(everything)) // 2
+    first, again = (load_corpus(spec_config(checkout, budget)) for _ in range(2))
+    assert first.text == again.text and first.repo == again.repo
+    assert 0 < len(first.files) < len(everything.files)
+    assert counted_tokens(corpus_preamble(first)) <= budget - TASK_ROOM
+    assert first.repo is not None and first.repo.budget == budget
+    assert first.repo.candidates == len(everything.files)
+
+
+def test_the_budget_comes_from_the_flag_the_config_or_the_models() -> None:
+    spec = RepoSpec(Path("."))
+    assert prompt_budget(spec) == DEFAULT_PROMPT_TOKENS
+    assert prompt_budget(spec, [None, 16_384, 32_768]) == 16_384 - 2_048
+    assert prompt_budget(RepoSpec(Path("."), max_prompt_tokens=9_000), [16_384]) == 9_000
+
+
+def test_bad_checkouts_and_budgets_are_config_errors(checkout: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(ConfigError, match=r"not a readable git checkout"):
+        load_corpus(spec_config(plain))
+    with pytest.raises(ConfigError, match=r"no such directory"):
+        load_corpus(spec_config(tmp_path / "missing"))
+    with pytest.raises(ConfigError, match=r"no readable source file fits --max-prompt-tokens"):
+        load_corpus(spec_config(checkout, TASK_ROOM + 10))
+
+
+def test_a_repo_corpus_config(checkout: Path, tmp_path: Path) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text(textwrap.dedent(f"""\
+        [repo]
+        path = "{checkout}"
+        include = ["src/*"]
+        exclude = ["src/gamma/*"]
+        max_prompt_tokens = 20000
+
+        [sample]
+        k = 4
+        seed = 1
+        primary_lines = 10
+        """), encoding="utf-8")
+    config = load_corpus_config(path)
+    assert config.repo == RepoSpec(checkout, ("src/*",), ("src/gamma/*",), 20_000)
+    corpus = load_corpus(config)
+    assert [f.path for f in corpus.files] == ["src/alpha.py", "src/beta.py", "src/untracked.py"]
+    path.write_text(path.read_text() + '\n[files]\ndirectory = "."\nglob = "*.py"\n')
+    with pytest.raises(ConfigError, match=r"exactly one of \[files\] .* and \[repo\]"):
+        load_corpus_config(path)
+
+
+def test_needle_extract_repo_shows_the_files_and_targets(
+    checkout: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(suite, "parsed_corpus", cached_parse)  # leave the disk cache alone
+    assert main(["extract", "--repo", str(checkout), "--all"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("repo_project: 6 eligible target(s)")
+    assert f"repo: {checkout} at {git(checkout, 'rev-parse', 'HEAD')[:12]} (local changes)" in out
+    assert "6 of 6 readable file(s) fit 30,720 prompt tokens" in out
+    for name in ("alpha", "beta", "delta", "fresh", "Serve", "vendored"):
+        assert f"  {name} " in out
+
+
+def test_pytest_evals_repo_runs_end_to_end(
+    checkout: Path, pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    results = tmp_path / "results"
+    result = run_evals(pytester, results, "--repo", str(checkout), "--max-prompt-tokens", "6000")
+    dump = load_dump(results, "repo_project__reference")
+    cases = len(dump["cases"])
+    result.assert_outcomes(passed=cases)
+    assert cases >= 2 and dump["summary"]["matched_pct"] == 100.0
+    assert dump["corpus"]["repo"]["commit"] == git(checkout, "rev-parse", "HEAD")
+    assert dump["corpus"]["repo"]["max_prompt_tokens"] == 6000
+    assert all(case["prompt_tokens_est"] <= 6000 for case in dump["cases"])
+    assert {case["file"] for case in dump["cases"]} <= set(dump["corpus"]["files"])
