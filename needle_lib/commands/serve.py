@@ -11,10 +11,10 @@ import argparse
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 
-from needle_lib.testing.openai_server import BEHAVIOURS, FAILURES, FakeOpenAIServer
+from needle_lib.testing.openai_server import MODES, FakeOpenAIServer
 
 #: Default ports, printed in the docs' walk-through; ``--port 0`` takes any free port.
 DEFAULT_PORTS = {"model": 8401, "search": 8402, "sources": 8403}
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     model = kinds.add_parser("model", help="an OpenAI-compatible chat server",
                              description="An OpenAI-compatible chat server that answers "
                              "recall prompts in a chosen way.")
-    model.add_argument("--mode", default="mixed", choices=sorted({*BEHAVIOURS, *FAILURES}),
+    model.add_argument("--mode", default="mixed", choices=sorted(MODES),
                        help="perfect; mixed (passes and FAILED diffs); wrong; reindent "
                        "(every line re-indented); truncate (keeps 4,096 prompt tokens, as "
                        "Ollama does); overflow, html, http500, broken-json (ERRORs) "
@@ -131,10 +131,8 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
             for line in info.lines:
                 print(f"  {line}", flush=True)
             print("Ctrl-C stops it.", flush=True)
-            try:
+            with suppress(KeyboardInterrupt):
                 (stop or threading.Event()).wait()
-            except KeyboardInterrupt:
-                pass
     except OSError as exc:
         print(f"needle serve: cannot listen on 127.0.0.1:{args.port} ({exc.strerror}); "
               "pass --port N, or --port 0 for any free port", file=sys.stderr)

@@ -21,6 +21,7 @@ from needle_lib.llm.errors import (
 )
 from needle_lib.llm.overflow import detect_overflow, explain_overflow
 from needle_lib.llm.truncation import explain_truncation, is_truncated, served_prompt_tokens
+from needle_lib.net.bodies import body_excerpt
 from needle_lib.net.retry import parse_retry_after
 
 #: Assistant turn that makes a reasoning model continue after an already-closed think block.
@@ -72,8 +73,7 @@ class ChatRequest:
         """A short, single-line, key-free piece of a response body for error messages."""
         if self.secret:
             text = text.replace(self.secret, "***")
-        flat = " ".join(text.split())
-        return flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "…"
+        return body_excerpt(text, _EXCERPT_CHARS)
 
 
 def chat_url(base_url: str) -> str:

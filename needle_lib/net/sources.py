@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import httpx
 
 from needle_lib import __version__
+from needle_lib.net.bodies import body_excerpt
 from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, send
 from needle_lib.tomlconf import ConfigError
 
@@ -152,7 +153,7 @@ class SourceClient:
         response = sent.response
         if not response.is_success:
             self.stats.errors += 1
-            excerpt = " ".join(response.text[:_EXCERPT].split())
+            excerpt = body_excerpt(response.text, _EXCERPT)
             raise SourceError(self.source, url, f"HTTP {response.status_code}: {excerpt}",
                               status=response.status_code)
         return response

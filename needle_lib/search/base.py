@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 import httpx
 
+from needle_lib.net.bodies import body_excerpt
 from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, send
 from needle_lib.search.operators import ParsedQuery, parse_query
 from needle_lib.search.types import SearchOutcome, SearchResult
@@ -236,7 +237,7 @@ def _detail(response: httpx.Response) -> str:
         body = response.json()
     except ValueError:
         text = response.text.strip()
-        return f": {text[:_DETAIL_CHARS]}" if text else ""
+        return f": {body_excerpt(text, _DETAIL_CHARS)}" if text else ""
     if isinstance(body, Mapping):
         for key in ("message", "error", "detail", "msg"):
             value = body.get(key)

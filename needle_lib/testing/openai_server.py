@@ -57,12 +57,19 @@ FAILURES = {
     "http500": (500, "application/json", b'{"error": {"message": "internal error"}}'),
     "html": (200, "text/html", b"<!DOCTYPE html><html><body><h1>Welcome</h1></body></html>"),
     "broken-json": (200, "application/json", b'{"choices": [{"message": {"content": "a'),
-    # llama.cpp's answer when the prompt does not fit the loaded context
-    "overflow": (400, "application/json", json.dumps({"error": {
-        "code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": 83210,
-        "n_ctx": 4096, "message": "request (83210 tokens) exceeds the available context size "
-                                  "(4096 tokens), try increasing it"}}).encode()),
 }
+MODES = (*BEHAVIOURS, *FAILURES, "overflow")
+#: The context the ``overflow`` behaviour has loaded, as llama-server does by default.
+OVERFLOW_CONTEXT = 4096
+
+
+def _overflow(prompt_tokens: int) -> Response:
+    """llama.cpp's answer when the prompt does not fit the loaded context."""
+    return 400, "application/json", json.dumps({"error": {
+        "code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": prompt_tokens,
+        "n_ctx": OVERFLOW_CONTEXT,
+        "message": f"request ({prompt_tokens} tokens) exceeds the available context size "
+                   f"({OVERFLOW_CONTEXT} tokens), try increasing it"}}).encode()
 
 
 @dataclass
@@ -89,7 +96,7 @@ class FakeOpenAIServer(LoopbackServer):
 
     def __init__(self, behaviour: str = "perfect", *, latency: float = 0.0,
                  slots: int | None = None, answer_first: int = 0) -> None:
-        if behaviour not in BEHAVIOURS and behaviour not in FAILURES:
+        if behaviour not in MODES:
             raise ValueError(f"unknown behaviour {behaviour!r}")
         self.behaviour = behaviour
         self.answer_first = answer_first
@@ -103,8 +110,10 @@ class FakeOpenAIServer(LoopbackServer):
         if behaviour in FAILURES:
             return FAILURES[behaviour]
         messages = body.get("messages", [])
-        content = BEHAVIOURS[behaviour](messages)
         prompt = sum(count_tokens(str(m.get("content") or "")) for m in messages)
+        if behaviour == "overflow":
+            return _overflow(prompt)
+        content = BEHAVIOURS[behaviour](messages)
         prompt = min(prompt, TRUNCATING.get(behaviour, prompt))
         answer = count_tokens(content)
         completion = {
