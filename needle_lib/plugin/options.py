@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from needle_lib.argtypes import positive_int
+from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.plugin.shard import SHARD_BY, parse_shard
 
 
@@ -41,7 +42,7 @@ def add_options(parser: pytest.Parser) -> None:
                     help="with --baseline: allowed drop of matched %% in points (default 1)")
 
     search = parser.getgroup("needle-search",
-                             "Needle search retrieval (news, agentic_rare, finance)")
+                             f"Needle search retrieval ({', '.join(BENCH_NAMES)})")
     search.addoption("--queries", default=None, metavar="PATH",
                      help="JSONL gold rows (query_id, query, …) or one query per line")
     search.addoption("--engines", default=None,
