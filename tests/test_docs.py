@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -128,7 +129,7 @@ def check_command(command: str) -> list[str]:
         name, known = needle_options(words[1:])
     problems = [f"{name} has no option {word.split('=')[0]}" for word in words
                 if word.startswith("-") and word != "-" and word.split("=")[0] not in known]
-    for option, value in zip(words, words[1:], strict=False):
+    for option, value in pairwise(words):
         if option == "--model" and value.endswith(".toml"):
             problems += [] if (REPO_ROOT / value).is_file() else [f"no model config {value}"]
         elif option == "--model" and not (MODELS_DIR / f"{value}.toml").is_file():
@@ -211,8 +212,9 @@ def page_script(page_blocks: list[Block]) -> str:
         for i, command in enumerate(block.commands):
             expected = block.exit_status if i == len(block.commands) - 1 else 0
             where = f"{block.where}: {command}"
+            complaint = f"{shlex.quote(where)}: exit $rc, expected {expected}"
             lines += [command.removeprefix("uv run "), f"rc=$?; [ $rc -eq {expected} ] || "
-                      f"{{ echo {shlex.quote(where)}: exit $rc, expected {expected} >&2; exit 99; }}"]
+                      f"{{ echo {complaint} >&2; exit 99; }}"]
     return "\n".join(lines) + "\n"
 
 
