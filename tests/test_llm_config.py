@@ -177,6 +177,34 @@ def test_missing_env_var_error_names_variable(tmp_path: Path, monkeypatch) -> No
         resolve_model(str(path)).resolve_api_key()
 
 
+def test_key_file_then_env_var_and_the_error_names_every_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    key_file = tmp_path / "k.key"
+    path = write_model(tmp_path / "m.toml", name="m", api_key_file=str(key_file),
+                       api_key_env="NEEDLE_TEST_CHAIN")
+    monkeypatch.delenv("NEEDLE_TEST_CHAIN", raising=False)
+    with pytest.raises(ConfigError) as info:
+        resolve_model(str(path)).resolve_api_key()
+    message = str(info.value)
+    assert f"api_key_file {key_file} does not exist" in message
+    assert "NEEDLE_TEST_CHAIN (api_key_env) is not set" in message and "--api-key" in message
+    monkeypatch.setenv("NEEDLE_TEST_CHAIN", "from-env")
+    assert resolve_model(str(path)).resolve_api_key() == "from-env"
+    key_file.write_text("from-file\n", "utf-8")
+    assert resolve_model(str(path)).resolve_api_key() == "from-file"
+    assert resolve_model(str(path)).request_shape()["auth"] == \
+        f"file:{key_file} or env:NEEDLE_TEST_CHAIN"
+
+
+def test_shipped_hosted_configs_accept_the_providers_env_var() -> None:
+    """A user with OPENAI_API_KEY exported and no .secrets/ file can run gpt-5.5."""
+    for name, variable in (("gpt-5.5", "OPENAI_API_KEY"), ("claude-sonnet-4-6",
+                                                           "ANTHROPIC_API_KEY")):
+        config = resolve_model(name)
+        assert config.api_key_env == variable and config.api_key_file is not None
+
+
 def test_dotenv_supplies_key_but_exported_variable_wins(tmp_path: Path, monkeypatch) -> None:
     # setenv+delenv registers both variables with monkeypatch so teardown removes what
     # python-dotenv writes into os.environ.
@@ -268,3 +296,16 @@ def test_shipped_configs_load_with_distinct_labels() -> None:
     assert not any(c.is_reference for k, c in by_key.items() if k != "reference")
     assert by_key["gpt-5.5"].token_field == "max_completion_tokens"
     assert all(by_key[k].stop for k in ("gemma-4-31b-4bit", "gemma-4-31b-bf16"))
+
+
+@pytest.mark.parametrize("typo", ["qwen36-53b", "qwen36_35b", "Qwen36-35b", "qwen36-35"])
+def test_a_model_name_one_edit_from_a_config_asks_did_you_mean(typo: str) -> None:
+    with pytest.raises(ConfigError, match="did you mean qwen36-35b\\?"):
+        resolve_model(typo)
+
+
+@pytest.mark.parametrize("raw", ["my-org/some-model-7b", "qwen3-8b-2507", "gpt-5.4"])
+def test_a_raw_model_id_is_used_with_a_note(raw: str) -> None:
+    """Far from every config, or a sibling of one (another digit): a model, not a typo."""
+    config = resolve_model(raw)
+    assert config.source == "raw" and config.note and "raw model id" in config.note

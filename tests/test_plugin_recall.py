@@ -187,7 +187,7 @@ def test_missing_key_file_is_an_error_naming_the_file(pytester, tmp_path):
     config.write_text('name = "hosted"\napi_key_file = "/nonexistent/hosted.key"\n')
     result = run_evals(pytester, tmp_path, *SELECT, "--model", str(config))
     result.assert_outcomes(errors=2, skipped=2)
-    result.stdout.fnmatch_lines(["*api_key_file /nonexistent/hosted.key cannot be read*"])
+    result.stdout.fnmatch_lines(["*api_key_file /nonexistent/hosted.key does not exist*--api-key*"])
 
 
 def test_dump_path_needs_a_single_pair(pytester, tmp_path):

@@ -188,8 +188,9 @@ def test_exclusion_message_format() -> None:
     match = EXCLUSION.fullmatch(message)
     assert match, message
     assert int(match["n"]) == len(target_set.excluded)
-    names = match["names"].split(", ")
-    assert names == sorted({f.name for f in target_set.excluded})
+    listed = [name.partition(" ×") for name in match["names"].split(", ")]
+    assert [name for name, _, _ in listed] == sorted({f.name for f in target_set.excluded})
+    assert sum(int(n or 1) for _, _, n in listed) == len(target_set.excluded)
     assert real_corpus("http_server").targets.exclusion_message() is not None
 
 

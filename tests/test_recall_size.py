@@ -6,8 +6,8 @@ import pytest
 from recall_helpers import real_corpus
 
 from needle_lib.recall.prompt import build_prompt
-from needle_lib.recall.size import ANSWER_ROOM, fit_advice, prompt_tokens, shipped_sizes
-from needle_lib.tokens import TOKENIZERS, count_tokens
+from needle_lib.recall.size import fit_advice, prompt_tokens, shipped_sizes
+from needle_lib.tokens import ANSWER_ROOM, TOKENIZERS, count_tokens
 
 
 @pytest.mark.parametrize("name", ["jquery", "http_server"])

@@ -296,9 +296,9 @@ snippet = "s"
     assert outcome.results == (SearchResult("https://a.example/", "", "text", None),)
 
 
-def test_readme_example_is_a_valid_definition(tmp_path: Path) -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Engines from config files", 1)[1]
+def test_the_documented_example_is_a_valid_definition(tmp_path: Path) -> None:
+    page = (Path(__file__).parent.parent / "docs" / "engines.md").read_text(encoding="utf-8")
+    section = page.split("## Engines from config files", 1)[1]
     example = section.split("```toml\n", 1)[1].split("```", 1)[0]
     definition = load_engine_definition(write(tmp_path, "retriever", example))
     assert definition.auth is not None and definition.site.name == "filters.domains"

@@ -21,4 +21,5 @@ COMMAND_MODULES: list[str] = [
     "needle_lib.commands.scholar",
     "needle_lib.commands.publish",
     "needle_lib.commands.schedule",
+    "needle_lib.commands.serve",
 ]

@@ -69,7 +69,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="sampling seed (default: derived from the UTC hour)")
     gen.add_argument("--llm-model", default=None,
                      help="projection model (default: $NEEDLE_LLM_MODEL or the judge default)")
-    gen.add_argument("--llm-concurrency", type=positive_int, default=DEFAULT_LLM_CONCURRENCY)
+    gen.add_argument("--llm-concurrency", type=positive_int, default=DEFAULT_LLM_CONCURRENCY,
+                     help=f"projection requests in flight (default {DEFAULT_LLM_CONCURRENCY})")
     gen.add_argument("--out", required=True, help="output JSONL path (- = stdout)")
     parser.set_defaults(func=run)
 

@@ -17,22 +17,27 @@ from needle_lib.tomlconf import ConfigError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("rescore", help="re-score a recall dump under another policy")
-    parser.add_argument("dump", type=Path)
+    parser = sub.add_parser("rescore", help="re-score a recall dump under another policy",
+                            description="Re-score the answers stored in a recall dump under "
+                            "another scoring policy (the recorded one by default); no network.")
+    parser.add_argument("dump", type=Path, help="a recall dump, results/<corpus>__<model>.json")
     parser.add_argument("--corpus", help="corpus config (default: the one the dump names)")
     indent = parser.add_mutually_exclusive_group()
-    indent.add_argument("--relax-indent", dest="relax_indent", action="store_const", const=True)
+    indent.add_argument("--relax-indent", dest="relax_indent", action="store_const", const=True,
+                        help="score content ignoring leading whitespace")
     indent.add_argument("--strict-indent", dest="relax_indent", action="store_const",
-                        const=False)
+                        const=False, help="score lines verbatim, indentation included")
     comments = parser.add_mutually_exclusive_group()
     comments.add_argument("--no-comments", dest="count_comments", action="store_const",
-                          const=False)
+                          const=False, help="score code lines only")
     comments.add_argument("--count-comments", dest="count_comments", action="store_const",
-                          const=True)
+                          const=True, help="comments and docstrings earn credit too")
     parser.add_argument("--json", action="store_true", help="print the re-scored dump")
     color = parser.add_mutually_exclusive_group()
-    color.add_argument("--color", dest="color", action="store_const", const=True)
-    color.add_argument("--no-color", dest="color", action="store_const", const=False)
+    color.add_argument("--color", dest="color", action="store_const", const=True,
+                       help="colour the diffs even when stdout is not a terminal")
+    color.add_argument("--no-color", dest="color", action="store_const", const=False,
+                       help="plain diffs (NO_COLOR is honoured too)")
     parser.set_defaults(func=run)
 
 

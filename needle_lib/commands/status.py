@@ -8,6 +8,7 @@ import shlex
 from pathlib import Path
 
 from needle_lib.jsonio import read_json
+from needle_lib.llm.config import resolve_model
 from needle_lib.paths import MODELS_DIR, RESULTS_DIR
 from needle_lib.recall.corpus import configured_corpus_names
 from needle_lib.recall.prompt import PROMPT_VERSION
@@ -17,8 +18,10 @@ from needle_lib.recall.score import SCORER_VERSION
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("status", help="state of every configured corpus × model run")
     parser.add_argument("--model", action="append", default=[],
-                        help="model config name (repeatable; default: every config)")
-    parser.add_argument("--results", type=Path, default=RESULTS_DIR)
+                        help="model config name, config path or raw id, resolved as "
+                        "`pytest evals --model` does (repeatable; default: every config)")
+    parser.add_argument("--results", type=Path, default=RESULTS_DIR,
+                        help=f"directory of the recall dumps (default: {RESULTS_DIR})")
     parser.set_defaults(func=run)
 
 
@@ -56,16 +59,23 @@ def completion_command(corpus: str, model: str, state: str) -> str:
     return base
 
 
+def _dump_keys(values: list[str]) -> list[tuple[str, str]]:
+    """(the name as given, the key its dumps are filed under) per ``--model`` value:
+    ``configs/x.toml``, ``x`` and a raw id resolve exactly as a run resolves them."""
+    if not values:
+        return [(p.stem, p.stem) for p in sorted(MODELS_DIR.glob("*.toml"))]
+    return [(value, resolve_model(value).key) for value in values]
+
+
 def run(args: argparse.Namespace) -> int:
-    models = args.model or sorted(p.stem for p in MODELS_DIR.glob("*.toml"))
     rows = []
     for corpus in configured_corpus_names():
-        for model in models:
-            state, detail = dump_state(args.results / f"{corpus}__{model}.json")
-            rows.append((corpus, model, state, detail))
-    width = max(len(f"{c}__{m}") for c, m, _, _ in rows)
-    for corpus, model, state, detail in rows:
-        line = f"{corpus + '__' + model:<{width}}  {state:<11}  {detail}"
+        for model, key in _dump_keys(args.model):
+            state, detail = dump_state(args.results / f"{corpus}__{key}.json")
+            rows.append((corpus, key, model, state, detail))
+    width = max(len(f"{c}__{k}") for c, k, _, _, _ in rows)
+    for corpus, key, model, state, detail in rows:
+        line = f"{corpus + '__' + key:<{width}}  {state:<11}  {detail}"
         print(line.rstrip())
         if state != "complete":
             print(f"{'':<{width}}  → {completion_command(corpus, model, state)}")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dotenv import load_dotenv
+from rapidfuzz.distance import OSA
 
 from needle_lib.names import safe_file_name
 from needle_lib.paths import MODELS_DIR, REPO_ROOT, resolve_repo_path
@@ -136,46 +137,55 @@ class ModelConfig:
         return "max_completion_tokens" if self.use_max_completion_tokens else "max_tokens"
 
     def resolve_api_key(self) -> str | None:
-        """The key to send as a Bearer token: literal, else key file, else env var, else None.
+        """The key to send as a Bearer token: literal (``--api-key``), else the first of the
+        key file and the env var that holds one, else None when the config names no source.
 
         Keys live in files or the environment rather than in configs so configs can be
-        committed; errors name where the key was looked for, never its value.
+        committed; a config may name both (a file for a workstation, a variable for CI), and
+        the error when neither holds a key names every place looked, never a value.
         """
         if self.api_key is not None:
             return self.api_key
+        tried: list[str] = []
         if self.api_key_file is not None:
             path = resolve_repo_path(self.api_key_file)
             try:
                 key = path.read_text(encoding="utf-8").strip()
+            except FileNotFoundError:
+                tried.append(f"api_key_file {path} does not exist")
             except OSError as exc:
-                raise ConfigError(
-                    f"{self.source}: api_key_file {path} cannot be read "
-                    f"({exc.strerror or type(exc).__name__})"
-                ) from None
-            if not key:
-                raise ConfigError(f"{self.source}: api_key_file {path} is empty")
-            return key
+                tried.append(f"api_key_file {path} cannot be read "
+                             f"({exc.strerror or type(exc).__name__})")
+            else:
+                if key:
+                    return key
+                tried.append(f"api_key_file {path} is empty")
         if self.api_key_env is not None:
             load_dotenv_once()
             key = os.environ.get(self.api_key_env, "").strip()
-            if not key:
-                raise ConfigError(
-                    f"{self.source}: environment variable {self.api_key_env} (api_key_env) "
-                    "is not set; export it or put it in .env"
-                )
-            return key
-        return None
+            if key:
+                return key
+            tried.append(f"environment variable {self.api_key_env} (api_key_env) is not set")
+        if not tried:
+            return None
+        raise ConfigError(
+            f"{self.source}: no API key: {'; '.join(tried)}. Put the key in "
+            f"{' or '.join(self._key_places())}, or pass --api-key"
+        )
+
+    def _key_places(self) -> list[str]:
+        places = []
+        if self.api_key_file is not None:
+            places.append(self.api_key_file)
+        if self.api_key_env is not None:
+            places.append(f"{self.api_key_env} (exported or in .env)")
+        return places
 
     def request_shape(self) -> dict[str, Any]:
         """What determines the request, for result records: never the key or its contents."""
-        if self.api_key is not None:
-            auth = "literal"
-        elif self.api_key_file is not None:
-            auth = f"file:{self.api_key_file}"
-        elif self.api_key_env is not None:
-            auth = f"env:{self.api_key_env}"
-        else:
-            auth = "none"
+        sources = [f"file:{self.api_key_file}"] if self.api_key_file is not None else []
+        sources += [f"env:{self.api_key_env}"] if self.api_key_env is not None else []
+        auth = "literal" if self.api_key is not None else " or ".join(sources) or "none"
         return {
             "model": self.name,
             "label": self.label,
@@ -281,6 +291,29 @@ def _is_file(path: Path) -> bool:
         return False
 
 
+def likely_typo(value: str, known: Iterable[str]) -> str | None:
+    """The config ``value`` was probably meant to name: one edit (or one swap of neighbours)
+    away, or the same but for case and ``_``/``-``. A raw id that close to a shipped config
+    is far likelier a typo than a model, and failing before the run beats a connection
+    error at its end. One digit for another is a sibling model (``gpt-5.4``, ``qwen3-8b``),
+    never a typo."""
+    folded = value.lower().replace("_", "-")
+    for name in known:
+        if folded == name.lower().replace("_", "-"):
+            return name
+        if OSA.distance(value, name) == 1 and not _other_digit(value, name):
+            return name
+    return None
+
+
+def _other_digit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ in exactly one place, a digit for a digit."""
+    if len(a) != len(b):
+        return False
+    diffs = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+    return len(diffs) == 1 and diffs[0][0].isdigit() and diffs[0][1].isdigit()
+
+
 def resolve_model(
     value: str,
     overrides: Mapping[str, Any] | None = None,
@@ -307,6 +340,13 @@ def resolve_model(
         values.update(key=sanitize_key(value), source=f"file:{named}")
     else:
         known = sorted(p.stem for p in models_dir.glob("*.toml")) if models_dir.is_dir() else []
+        close = likely_typo(value, known)
+        if close:
+            raise ConfigError(
+                f"model {value!r}: no config of that name; did you mean {close}? (a raw model "
+                f"id one edit away from a config is taken for a typo: to send it as a server "
+                f"model id, write {models_dir / (sanitize_key(value) + '.toml')} naming it)"
+            )
         note = (
             f"no config for {value!r} in {models_dir}: using it as a raw model id with built-in "
             f"defaults (known configs: {', '.join(known) or 'none'})"

@@ -13,10 +13,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from needle_lib.tokens import REFERENCE
+from needle_lib.tokens import ANSWER_ROOM, REFERENCE
 
-#: Context size suggested to the user: enough for the largest shipped corpus.
+#: Context size suggested when the prompt's size is unknown: enough for the largest corpus.
 DEFAULT_CONTEXT = 131072
+#: The smallest context suggested: servers' own defaults start here.
+MIN_CONTEXT = 4096
 
 
 @dataclass(frozen=True)
@@ -100,10 +102,15 @@ def detect_overflow(body: str) -> Overflow | None:
     return None
 
 
-def suggested_context(needed_tokens: int | None) -> int:
-    """The context length to suggest: 131072, or the next power of two that fits."""
-    size = DEFAULT_CONTEXT
-    while needed_tokens is not None and size < needed_tokens:
+def suggested_context(prompt_tokens: int | None, answer_tokens: int | None = None) -> int:
+    """The context length to suggest: the smallest power of two (from 4,096) that holds the
+    prompt and its answer (``ANSWER_ROOM``, or ``answer_tokens`` when larger), so a user
+    does not load 128K for an 11K prompt; 131072 when the prompt's size is unknown."""
+    if prompt_tokens is None:
+        return DEFAULT_CONTEXT
+    needed = prompt_tokens + max(answer_tokens or 0, ANSWER_ROOM)
+    size = MIN_CONTEXT
+    while size < needed:
         size *= 2
     return size
 
@@ -124,9 +131,7 @@ def explain_overflow(
         parts.append(f"server limit {overflow.server_limit} tokens")
     if max_tokens is not None:
         parts.append(f"plus up to {max_tokens} answer tokens")
-    prompt_tokens = overflow.server_prompt_tokens or estimate
-    needed = prompt_tokens + (max_tokens or 0) if prompt_tokens is not None else None
-    ctx = suggested_context(needed)
+    ctx = suggested_context(overflow.server_prompt_tokens or estimate, max_tokens)
     fixes = (
         f"LM Studio: `lms unload {model}` then `lms load {model} --context-length {ctx}`; "
         f"llama.cpp: restart llama-server with `--ctx-size {ctx}`; "

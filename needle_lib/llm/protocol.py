@@ -21,7 +21,11 @@ from needle_lib.llm.errors import (
     PromptTruncatedError,
 )
 from needle_lib.llm.overflow import detect_overflow, explain_overflow
-from needle_lib.llm.truncation import explain_truncation, prompt_count, served_prompt_tokens
+from needle_lib.llm.truncation import (
+    explain_truncation,
+    prompt_count,
+    served_prompt_tokens,
+)
 from needle_lib.net.retry import parse_retry_after
 from needle_lib.redact import redact_then_cut
 

@@ -90,7 +90,7 @@ def prompt_count(served: int, estimated: int, tail: int | None) -> PromptCount |
 
 def explain_truncation(*, served: int, estimated: int, max_tokens: int | None) -> str:
     """The PromptTruncatedError message: both figures, why it is an error, the fixes."""
-    ctx = suggested_context(estimated + (max_tokens or 0))
+    ctx = suggested_context(estimated, max_tokens)
     return (
         f"the server silently truncated the prompt: it reports usage.prompt_tokens = {served:,}"
         f", but the prompt is ≈ {estimated:,} tokens ({REFERENCE}), so the model saw only "

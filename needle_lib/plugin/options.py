@@ -7,6 +7,7 @@ from importlib.util import find_spec
 import pytest
 
 from needle_lib.argtypes import positive_int
+from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.plugin.shard import SHARD_BY, parse_shard
 
 #: Old spellings of renamed options, each with the plugin module that owns the name when it
@@ -47,7 +48,7 @@ def add_options(parser: pytest.Parser) -> None:
                     help="with --baseline: allowed drop of matched %% in points (default 1)")
 
     search = parser.getgroup("needle-search",
-                             "Needle search retrieval (news, agentic_rare, finance)")
+                             f"Needle search retrieval ({', '.join(BENCH_NAMES)})")
     search.addoption("--queries", default=None, metavar="PATH",
                      help="JSONL gold rows (query_id, query, …) or one query per line")
     search.addoption("--engines", default=None,

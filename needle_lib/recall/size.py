@@ -15,12 +15,8 @@ from functools import lru_cache
 from needle_lib.recall.corpus import Corpus, configured_corpus_names, load_corpus, resolve_corpus
 from needle_lib.recall.prompt import corpus_preamble, task_text
 from needle_lib.recall.targets import Target
-from needle_lib.tokens import REFERENCE, counted_tokens
+from needle_lib.tokens import ANSWER_ROOM, REFERENCE, counted_tokens
 from needle_lib.tomlconf import ConfigError
-
-#: Tokens of a context left for the answer (and the chat template) when saying what fits:
-#: a recall answer is a few hundred tokens, and the novel corpora are sized with this room.
-ANSWER_ROOM = 2_048
 
 
 @dataclass(frozen=True)

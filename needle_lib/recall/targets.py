@@ -60,7 +60,9 @@ class TargetSet:
     def exclusion_message(self) -> str | None:
         if not self.excluded:
             return None
-        names = ", ".join(sorted({f.name for f in self.excluded}))
+        # Twins share a name, so each name carries its count: the list adds up to the total.
+        counts = Counter(f.name for f in self.excluded)
+        names = ", ".join(name if n == 1 else f"{name} ×{n}" for name, n in sorted(counts.items()))
         return (
             f"excluded {len(self.excluded)} unanswerable target(s) — "
             f"duplicate name AND identical signature: {names}"

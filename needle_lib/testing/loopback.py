@@ -15,10 +15,21 @@ Response = tuple[int, str, Body] | tuple[int, str, Body, dict[str, str]]
 
 
 class LoopbackServer(ABC):
-    """Subclasses answer requests in ``handle``; ``with Server() as s: s.url``."""
+    """Subclasses answer requests in ``handle``; ``with Server() as s: s.url``.
+
+    ``port`` 0 (the default) takes a free port, as tests must; ``on_port`` fixes it, for
+    ``needle serve``, whose printed URLs a person copies.
+    """
+
+    port: int = 0
+
+    @classmethod
+    def on_port(cls, port: int) -> type[Self]:
+        """This server class, bound to ``port`` (0: any free port)."""
+        return type(cls.__name__, (cls,), {"port": port, "__module__": cls.__module__})
 
     def __init__(self) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

@@ -74,8 +74,10 @@ FAILURES = {
     "http500": (500, "application/json", b'{"error": {"message": "internal error"}}'),
     "html": (200, "text/html", b"<!DOCTYPE html><html><body><h1>Welcome</h1></body></html>"),
     "broken-json": (200, "application/json", b'{"choices": [{"message": {"content": "a'),
-    "overflow": overflow(83210, 4096),
 }
+MODES = (*BEHAVIOURS, *FAILURES, "overflow")
+#: The context the ``overflow`` behaviour has loaded, as llama-server does by default.
+OVERFLOW_CONTEXT = 4096
 
 
 @dataclass
@@ -103,7 +105,7 @@ class FakeOpenAIServer(LoopbackServer):
     def __init__(self, behaviour: str = "perfect", *, latency: float = 0.0,
                  slots: int | None = None, answer_first: int = 0,
                  context: int | None = None) -> None:
-        if behaviour not in BEHAVIOURS and behaviour not in FAILURES:
+        if behaviour not in MODES:
             raise ValueError(f"unknown behaviour {behaviour!r}")
         self.behaviour = behaviour
         self.answer_first = answer_first
@@ -120,6 +122,9 @@ class FakeOpenAIServer(LoopbackServer):
         if behaviour in FAILURES:
             return FAILURES[behaviour]
         messages = body.get("messages", [])
+        if behaviour == "overflow":
+            whole = sum(count_tokens(str(m.get("content") or "")) for m in messages)
+            return overflow(whole, OVERFLOW_CONTEXT)
         content = BEHAVIOURS[behaviour](messages)
         if behaviour in UNCACHED_COUNT:
             text = "".join(str(m.get("content") or "") for m in messages)

@@ -28,8 +28,7 @@ from needle_lib.recall.novel.pieces import (
     seed_group,
 )
 from needle_lib.recall.novel.prompts import PromptTokens, prompt_tokens
-from needle_lib.recall.size import ANSWER_ROOM
-from needle_lib.tokens import count_tokens
+from needle_lib.tokens import ANSWER_ROOM, count_tokens
 
 GENERATOR_VERSION = 2  # bump on any change to generated output
 DEFAULT_SEEDS: tuple[int, int, int] = (48_611, 73_019, 90_247)
