@@ -21,8 +21,10 @@ import httpx
 from needle_lib.judge.cache import DEFAULT_CACHE_PATH, JudgeCache, JudgedPair
 from needle_lib.judge.config import judge_model_config
 from needle_lib.judge.judge import judge_reply
+from needle_lib.judge.tally import note_request
 from needle_lib.judge.verdict import JudgeError, JudgeItem, Verdict
 from needle_lib.llm import AsyncChatClient, RetryPolicy, make_async_chat_client
+from needle_lib.net.slots import CallSlots
 
 ANSWER_PROMPT_VERSION = "needle-answer-1"
 DEFAULT_CONCURRENCY = 8
@@ -64,23 +66,25 @@ class AnswerJudge:
     """Yes/no verdicts with a disk cache and bounded concurrency; errors come back as data."""
 
     def __init__(self, client: AsyncChatClient, *, cache: JudgeCache | None = None,
-                 concurrency: int = DEFAULT_CONCURRENCY) -> None:
+                 concurrency: int = DEFAULT_CONCURRENCY, slots: CallSlots | None = None) -> None:
         if concurrency < 1:
             raise ValueError(f"judge concurrency must be at least 1, got {concurrency}")
         self.client = client
         self.cache = cache
-        self._slots = asyncio.Semaphore(concurrency)
+        #: the bound on calls in flight; shared with the relevance judge when given
+        self._slots = slots or CallSlots(concurrency)
         self.requests = 0
 
     @classmethod
     def create(cls, model: str | None = None, *, concurrency: int = DEFAULT_CONCURRENCY,
                cache_path: Path | None = None,
                transport: httpx.AsyncBaseTransport | None = None,
-               retry: RetryPolicy | None = None) -> AnswerJudge:
+               retry: RetryPolicy | None = None,
+               slots: CallSlots | None = None) -> AnswerJudge:
         config = judge_model_config(model)
         client = make_async_chat_client(config, transport=transport, retry=retry)
         return cls(client, cache=JudgeCache(cache_path or DEFAULT_CACHE_PATH),
-                   concurrency=concurrency)
+                   concurrency=concurrency, slots=slots)
 
     @property
     def model(self) -> str:
@@ -97,10 +101,11 @@ class AnswerJudge:
         if cached is not None:
             return cached.rating == 1
         messages = answer_messages(query, expected, item)
-        async with self._slots:
+        async with self._slots.hold():
             verdict = None
             for _ in range(2):  # one repair round for an unreadable reply
                 self.requests += 1
+                note_request()
                 reply = await judge_reply(self.client, messages, query=query, url=item.url)
                 verdict = parse_yes_no(reply)
                 if verdict is not None:

@@ -31,8 +31,10 @@ from needle_lib.judge.profile import (
     parse_profile,
 )
 from needle_lib.judge.prompt import JUDGE_PROMPT_VERSION, build_messages, cut_evidence
+from needle_lib.judge.tally import note_request
 from needle_lib.judge.verdict import JudgeError, JudgeItem, Verdict
 from needle_lib.llm import AsyncChatClient, LLMError, RetryPolicy, make_async_chat_client
+from needle_lib.net.slots import CallSlots
 
 DEFAULT_CONCURRENCY = 8
 
@@ -55,6 +57,7 @@ class RelevanceJudge:
         cache: JudgeCache | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
         today: Callable[[], date] = utc_today,
+        slots: CallSlots | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"judge concurrency must be at least 1, got {concurrency}")
@@ -62,7 +65,8 @@ class RelevanceJudge:
         self.cache = cache
         self.concurrency = concurrency
         self._today = today
-        self._slots = asyncio.Semaphore(concurrency)
+        #: the bound on calls in flight; shared with other judges (and processes) when given
+        self._slots = slots or CallSlots(concurrency)
         self._inflight: dict[str, asyncio.Task[Verdict]] = {}
         self._profiles: dict[str, asyncio.Task[QueryProfile | None]] = {}
         self.requests = 0
@@ -83,12 +87,13 @@ class RelevanceJudge:
         cache_path: Path | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         retry: RetryPolicy | None = None,
+        slots: CallSlots | None = None,
     ) -> RelevanceJudge:
         """A judge for ``--judge-model`` / ``--judge-concurrency`` with the default disk cache."""
         config = judge_model_config(model)
         client = make_async_chat_client(config, transport=transport, retry=retry)
         cache = JudgeCache(cache_path or DEFAULT_CACHE_PATH)
-        return cls(client, cache=cache, concurrency=concurrency)
+        return cls(client, cache=cache, concurrency=concurrency, slots=slots)
 
     def __repr__(self) -> str:
         return f"RelevanceJudge(model={self.model!r}, concurrency={self.concurrency})"
@@ -228,8 +233,9 @@ class RelevanceJudge:
 
     async def _ask(self, messages: list[dict[str, Any]], *, query: str, url: str | None) -> str:
         """One LLM call under the concurrency bound; a failed or cut-off answer is an error."""
-        async with self._slots:
+        async with self._slots.hold():
             self.requests += 1
+            note_request()
             return await judge_reply(self.client, messages, query=query, url=url)
 
     async def aclose(self) -> None:

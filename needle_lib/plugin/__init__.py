@@ -15,13 +15,19 @@ import pytest
 from needle_lib.console import force_utf8_streams
 from needle_lib.llm import load_dotenv_once
 from needle_lib.plugin.controller import Controller
-from needle_lib.plugin.distribution import default_to_loadgroup
+from needle_lib.plugin.distribution import (
+    adopt_dist,
+    default_to_loadgroup,
+    keep_group_suffixes,
+    share_dist,
+)
 from needle_lib.plugin.fixtures import (
     recall_answer,
     recall_client_pool,
     recall_dispatcher,
     scorecard,
     search_clients,
+    search_dispatcher,
     search_judged,
     search_matched,
 )
@@ -50,6 +56,7 @@ __all__ = [
     "recall_dispatcher",
     "scorecard",
     "search_clients",
+    "search_dispatcher",
     "search_judged",
     "search_matched",
 ]
@@ -73,6 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _default_dist_for_search(config)
     else:
         config.stash[state_key] = RunState(Path(workerinput[RUN_DIR_KEY]))
+        adopt_dist(config)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist starts workers and the terminal prints a header
@@ -83,9 +91,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:
-    """xdist: hand each worker the shared run directory and the colour decision."""
+    """xdist: hand each worker the shared run directory, the colour decision and the
+    scheduling mode."""
     node.workerinput[RUN_DIR_KEY] = str(node.config.stash[state_key].path.parent)
     node.workerinput[COLOR_KEY] = use_color(node.config)
+    share_dist(node)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -131,6 +141,7 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
 
 @pytest.hookimpl(trylast=True)  # after -k / -m deselection: shards split what is left
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    keep_group_suffixes(config, items)  # after xdist's hook, which adds them
     select_shard(config, items)
 
 

@@ -3,9 +3,8 @@
 Recall requests are I/O: a multi-slot server or a hosted API answers several at once, and
 one process per slot (``-n``) costs a Python start-up per slot. The cases stay ordinary
 pytest cases run one after another; when a case asks for its answer, the dispatcher also
-sends the requests of the pair's next cases in this process's run order, so up to
-``concurrency`` requests overlap. At most ``concurrency`` answers are outstanding (in
-flight, or back and not yet recorded), so a kill loses at most that many. Requests run on
+sends the requests of the pair's next cases in this process's run order (``Lookahead``), so
+up to ``concurrency`` requests overlap and a kill loses at most that many answers. Requests run on
 daemon threads rather than an executor: Ctrl-C must not wait out requests in flight.
 """
 
@@ -18,6 +17,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from needle_lib.llm import ChatResult, LLMError
+from needle_lib.plugin.lookahead import Lookahead
 from needle_lib.plugin.recall import RecallCase
 from needle_lib.tomlconf import ConfigError
 
@@ -55,45 +55,6 @@ def _send_ahead(send: Send, case: RecallCase) -> Future[Sent]:
     return future
 
 
-class PairPipeline:
-    """The pair's cases this process will run, in order, with up to ``limit`` answers
-    requested ahead of the case being run."""
-
-    def __init__(self, upcoming: list[RecallCase], limit: int, send: Send,
-                 may_send: Callable[[], bool]) -> None:
-        self._upcoming = upcoming
-        self._limit = limit
-        self._send = send
-        self._may_send = may_send
-        self._next = 0
-        self._started: set[str] = set()
-        self._outstanding: dict[str, Future[Sent]] = {}
-
-    def answer(self, case: RecallCase) -> Sent:
-        """``case``'s answer or error, waiting for it if still in flight."""
-        if case.id not in self._outstanding:
-            self._start(case)
-        self._top_up()
-        return self._outstanding.pop(case.id).result()
-
-    def _start(self, case: RecallCase) -> None:
-        self._started.add(case.id)
-        self._outstanding[case.id] = _send_ahead(self._send, case)
-
-    def _top_up(self) -> None:
-        """Send ahead while fewer than ``limit`` answers are outstanding; nothing new once
-        fail-fast has tripped (a failing server gets only the requests already in flight)."""
-        while len(self._outstanding) < self._limit and self._next < len(self._upcoming):
-            case = self._upcoming[self._next]
-            if case.id in self._started:
-                self._next += 1
-                continue
-            if not self._may_send():
-                return
-            self._next += 1
-            self._start(case)
-
-
 class RecallDispatcher:
     """Per process: one pipeline per (corpus, model) pair whose model has concurrency > 1.
 
@@ -105,13 +66,14 @@ class RecallDispatcher:
                  may_send: Callable[[RecallCase], bool]) -> None:
         self._upcoming = upcoming
         self._may_send = may_send
-        self._pipelines: dict[str, PairPipeline] = {}
+        self._pipelines: dict[str, Lookahead[RecallCase, Sent]] = {}
 
     def answer(self, case: RecallCase, send: Send) -> Sent:
         limit = case.model.concurrency
         if limit <= 1:  # a single-slot server: one request at a time, prefix cache warm
             return send_now(send, case)
         if case.pair not in self._pipelines:
-            self._pipelines[case.pair] = PairPipeline(
-                self._upcoming(case.pair), limit, send, lambda: self._may_send(case))
-        return self._pipelines[case.pair].answer(case)
+            self._pipelines[case.pair] = Lookahead(
+                self._upcoming(case.pair), limit, lambda ahead: _send_ahead(send, ahead),
+                lambda: self._may_send(case))
+        return self._pipelines[case.pair].result(case)

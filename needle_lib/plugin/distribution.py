@@ -36,3 +36,45 @@ def require_grouping(config: pytest.Config, why: str) -> None:
                                 "(corpus, model) pair over workers; use --dist loadgroup "
                                 "(the default) or drop --dist")
     default_to_loadgroup(config)
+
+
+DIST_KEY = "needle_dist"
+
+
+def share_dist(node) -> None:
+    """xdist: tell a worker the mode the controller schedules with. Workers parse the
+    command line themselves, so a mode chosen here (``default_to_loadgroup``) never reaches
+    them otherwise; and a worker adds the group to its node ids (which loadgroup schedules
+    by) only when it knows the mode is loadgroup."""
+    node.workerinput[DIST_KEY] = getattr(node.config.option, "dist", "no")
+
+
+def adopt_dist(config: pytest.Config) -> None:
+    """On a worker: group node ids when the controller schedules by group."""
+    if run_dist(config) == "loadgroup":
+        config.option.loadgroup = True
+
+
+def run_dist(config: pytest.Config) -> str:
+    """The run's ``--dist`` mode, as the controller schedules it (``no`` without xdist)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return str(workerinput.get(DIST_KEY, "no"))
+    return str(getattr(config.option, "dist", "no"))
+
+
+def keep_group_suffixes(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a loadgroup worker: make the ``@group`` suffix xdist gave a node id take effect.
+
+    xdist (3.8) marks a case's group by rewriting ``item._nodeid``; pytest 9.2 reads node
+    ids from the structured ``item._id`` instead, so the suffix is lost and loadgroup
+    silently scatters every group (pytest-xdist#1386). Call after xdist's own hook.
+    """
+    if not (hasattr(config, "workerinput") and config.getvalue("loadgroup")):
+        return
+    from _pytest.nodeid import NodeId  # pytest ≥ 9.2 only, where the suffix is lost
+
+    for item in items:
+        legacy = getattr(item, "_nodeid", None)
+        if isinstance(legacy, str) and legacy != item.nodeid:
+            item._id = NodeId.parse(legacy)

@@ -15,19 +15,15 @@ from typing import Any
 
 import pytest
 
-from needle_lib.benches.known_item import (
-    KnownItemBench,
-    combined_rank,
-    first_rank,
-    needs_judging,
-)
+from needle_lib.benches.known_item import KnownItemBench, combined_rank, first_rank
 from needle_lib.benches.registry import bench_named
-from needle_lib.benches.rows import row_day
 from needle_lib.contract.records import recall_case_record, search_case_record
 from needle_lib.judge import JudgeError
 from needle_lib.llm import ChatResult
 from needle_lib.llm.client import ChatClient
+from needle_lib.net.slots import CallSlots
 from needle_lib.plugin.dispatch import RecallDispatcher
+from needle_lib.plugin.distribution import SCATTERING, run_dist
 from needle_lib.plugin.recall import (
     RecallCase,
     RecallClients,
@@ -39,11 +35,11 @@ from needle_lib.plugin.resume import stored_answer
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.scorecard import Scorecard
 from needle_lib.plugin.search import SearchCase, SearchClients, judged_result, matched_result
+from needle_lib.plugin.search_dispatch import SearchDispatcher
+from needle_lib.plugin.search_fetch import CaseWork, JudgedWork, MatchedWork
 from needle_lib.plugin.session import recall_plan, run_state, search_plan, use_color
 from needle_lib.plugin.shard import part_fields
 from needle_lib.recall.results import answer_fields
-from needle_lib.search.base import cap_snippet
-from needle_lib.search.types import MissingAPIKey, SearchOutcome
 from needle_lib.tomlconf import ConfigError
 
 
@@ -146,9 +142,34 @@ def _preflight(state: RunState, scorecard: Scorecard, client: ChatClient,
 
 @pytest.fixture(scope="session")
 def search_clients(request: pytest.FixtureRequest) -> Iterator[SearchClients]:
-    clients = SearchClients(search_plan(request.config), request.config.getoption("judge_model"))
+    config = request.config
+    plan = search_plan(config)
+    # one bound on judge calls for the whole run: every worker holds slots in the run dir
+    slots = CallSlots(plan.judge_concurrency, run_state(config).path.parent, name="judge")
+    clients = SearchClients(plan, config.getoption("judge_model"), slots)
     yield clients
     clients.close()
+
+
+@pytest.fixture(scope="session")
+def search_dispatcher(request: pytest.FixtureRequest,
+                      search_clients: SearchClients) -> SearchDispatcher:
+    config, session = request.config, request.session
+
+    def upcoming() -> list[SearchCase]:
+        # session.items is this process's run order; under xdist, --dist loadgroup (the
+        # search default) keeps an engine's cases on one worker.
+        params = (getattr(item, "callspec", None) for item in session.items)
+        cases = (p.params.get("search_case") if p is not None else None for p in params)
+        return [case for case in cases if isinstance(case, SearchCase)]
+
+    lookahead = config.getoption("search_lookahead")
+    if run_dist(config) in SCATTERING:
+        lookahead = 1  # this worker may not run an engine's next cases: fetch none ahead
+    return SearchDispatcher(
+        search_clients, upcoming,
+        lambda case: _tripped(config, f"engine {case.engine}") is None, lookahead,
+        all_at_once=not hasattr(config, "workerinput"))
 
 
 def _tripped(config: pytest.Config, subject: str) -> str | None:
@@ -170,12 +191,13 @@ def _fail_fast(config: pytest.Config, scorecard: Scorecard, subject: str) -> Non
 
 
 def _search(request: pytest.FixtureRequest, search_case: SearchCase,
-            search_clients: SearchClients, scorecard: Scorecard,
-            **case_fields: Any) -> SearchOutcome:
-    """Open the case record and search (the infrastructure part every search bench shares):
-    a missing key SKIPs, a failed search is an ERROR counted toward fail-fast."""
-    config, plan = request.config, search_clients.plan
-    query = search_case.query
+            search_dispatcher: SearchDispatcher, scorecard: Scorecard,
+            **case_fields: Any) -> CaseWork:
+    """Open the case record and take the case's work (searched, and judged, ahead or now):
+    the infrastructure part every search bench shares. A missing key SKIPs, a failed search
+    is an ERROR counted toward fail-fast, in run order as in a serial run."""
+    config = request.config
+    plan, query = search_plan(config), search_case.query
     scorecard.open(
         "search", plan.pair(search_case.bench), plan.header(search_case.bench),
         case=search_case_record(query_id=query.query_id, query=query.query,
@@ -184,14 +206,14 @@ def _search(request: pytest.FixtureRequest, search_case: SearchCase,
     )
     subject = f"engine {search_case.engine}"
     _fail_fast(config, scorecard, subject)
-    try:
-        engine = search_clients.engine(search_case.engine)
-    except MissingAPIKey as exc:
-        reason = f"{exc.engine}: set {exc.env_var} to evaluate this engine"
+    work = search_dispatcher.work(search_case)
+    missing = work.searched.missing_key
+    if missing is not None:
+        reason = f"{missing.engine}: set {missing.env_var} to evaluate this engine"
         scorecard.update_case(skip_reason=reason)
         pytest.skip(reason)
-    top_k = plan.results_for(search_case.bench)
-    outcome = search_clients.run(engine.search(query.query, num_results=top_k))
+    outcome = work.searched.outcome
+    assert outcome is not None  # searched, or the key was missing
     scorecard.update_case(latency_s=round(outcome.latency_s, 4), retries=outcome.retries,
                           malformed_results=outcome.malformed)
     if outcome.error is not None:
@@ -199,36 +221,30 @@ def _search(request: pytest.FixtureRequest, search_case: SearchCase,
         run_state(config).note_error(subject, outcome.error)
         pytest.fail(f"search failed: {outcome.error}", pytrace=False)
     run_state(config).note_success(subject)
-    return outcome
+    return work
 
 
 @pytest.fixture
 def search_judged(
     request: pytest.FixtureRequest,
     search_case: SearchCase,
-    search_clients: SearchClients,
+    search_dispatcher: SearchDispatcher,
     scorecard: Scorecard,
 ) -> dict:
     """Search one query on one engine, then judge every result: the case record."""
-    outcome = _search(request, search_case, search_clients, scorecard)
-    query = search_case.query
-    today = row_day(query.row)  # the judge rates freshness as of the query's own hour
-    try:
-        judge = search_clients.judge
-        before = judge.requests
-        verdicts = search_clients.run(judge.rate_many(
-            query.query, list(outcome.results), today=today,
-            snippet_chars=search_clients.plan.snippet_chars))
-    except ConfigError as exc:
-        reason = f"relevance judge not configured: {exc}"
+    work = _search(request, search_case, search_dispatcher, scorecard)
+    assert isinstance(work, JudgedWork)
+    if work.unconfigured is not None:
+        reason = f"relevance judge not configured: {work.unconfigured}"
         scorecard.update_case(skip_reason=reason)
         pytest.skip(reason)
-    profile = search_clients.run(judge.profile(query.query))  # made above; no new request
+    assert work.searched.outcome is not None
+    verdicts, profile = work.verdicts, work.profile
     results = [judged_result(result, verdict)
-               for result, verdict in zip(outcome.results, verdicts, strict=True)]
+               for result, verdict in zip(work.searched.outcome.results, verdicts, strict=True)]
     errors = [v for v in verdicts if isinstance(v, JudgeError)]
     scorecard.update_case(results=results, judge_errors=len(errors),
-                          judge_requests=judge.requests - before,
+                          judge_requests=work.judge_requests,
                           query_profile=profile.as_dict() if profile else None)
     if errors:
         pytest.fail(f"judge failed on {len(errors)} of {len(results)} result(s): {errors[0]}",
@@ -240,7 +256,7 @@ def search_judged(
 def search_matched(
     request: pytest.FixtureRequest,
     search_case: SearchCase,
-    search_clients: SearchClients,
+    search_dispatcher: SearchDispatcher,
     scorecard: Scorecard,
 ) -> dict:
     """Search one known-item query on one engine and find the gold in its results.
@@ -252,33 +268,28 @@ def search_matched(
     assert isinstance(bench, KnownItemBench)
     query = search_case.query
     gold = bench.parse_gold(query.gold)  # validated at collection
-    outcome = _search(request, search_case, search_clients, scorecard,
-                      gold=query.gold, gold_text=bench.describe(gold),
-                      groups=bench.groups(query.row, gold), det_rank=None, hit_rank=None,
-                      judged=0)
-    shown = [cap_snippet(r, search_clients.plan.snippet_chars) for r in outcome.results]
-    matches = [bench.match(gold, result) for result in shown]
-    results = [matched_result(r, m) for r, m in zip(shown, matches, strict=True)]
-    det_rank = first_rank([m.matched for m in matches])
+    work = _search(request, search_case, search_dispatcher, scorecard,
+                   gold=query.gold, gold_text=bench.describe(gold),
+                   groups=bench.groups(query.row, gold), det_rank=None, hit_rank=None,
+                   judged=0)
+    assert isinstance(work, MatchedWork)
+    results = [matched_result(r, m) for r, m in zip(work.shown, work.matches, strict=True)]
+    det_rank = first_rank([m.matched for m in work.matches])
     scorecard.update_case(results=results, det_rank=det_rank, hit_rank=det_rank)
-    if not (search_clients.plan.answer_judge and bench.judge_backstop):
-        return scorecard.case
-    ask = shown[: needs_judging(det_rank, len(results))]
-    try:
-        judge = search_clients.answer_judge
-    except ConfigError as exc:
-        reason = f"--judge: judge model not configured: {exc}"
+    if work.unconfigured is not None:
+        reason = f"--judge: judge model not configured: {work.unconfigured}"
         scorecard.update_case(skip_reason=reason)
         pytest.skip(reason)
-    before = judge.requests
-    verdicts = search_clients.run(judge.decide_many(query.query, bench.judge_context(gold), ask))
+    if work.answers is None:
+        return scorecard.case
+    verdicts = work.answers
     for result, verdict in zip(results, verdicts, strict=False):
         result["judge_match"] = verdict if isinstance(verdict, bool) else None
     errors = [v for v in verdicts if isinstance(v, JudgeError)]
     hit_rank = combined_rank(det_rank, [v is True for v in verdicts])
-    scorecard.update_case(results=results, hit_rank=hit_rank, judged=len(ask),
-                          judge_errors=len(errors), judge_requests=judge.requests - before)
+    scorecard.update_case(results=results, hit_rank=hit_rank, judged=work.asked,
+                          judge_errors=len(errors), judge_requests=work.judge_requests)
     if errors and hit_rank is None:
-        pytest.fail(f"judge failed on {len(errors)} of {len(ask)} result(s) and nothing "
+        pytest.fail(f"judge failed on {len(errors)} of {work.asked} result(s) and nothing "
                     f"matched, so this miss is undecided: {errors[0]}", pytrace=False)
     return scorecard.case

@@ -61,7 +61,12 @@ def add_options(parser: pytest.Parser) -> None:
     search.addoption("--judge-model", default=None,
                      help="relevance judge model (default: $NEEDLE_JUDGE_MODEL or "
                           "openai/gpt-5.6-terra via OpenRouter)")
-    search.addoption("--judge-concurrency", type=int, default=8)
+    search.addoption("--judge-concurrency", type=positive_int, default=8,
+                     help="judge calls in flight at once, across the whole run (xdist "
+                          "workers included)")
+    search.addoption("--search-lookahead", type=positive_int, default=8, metavar="N",
+                     help="cases per engine searched (and judged) ahead of the case being "
+                          "run, one search in flight per engine (1 = one case at a time)")
     search.addoption("--judge", action="store_true", default=False,
                      help="known-item benches: ask the judge model about results ranked above "
                           "the first deterministic hit (it can add a hit, never remove one)")

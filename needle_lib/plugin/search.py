@@ -4,14 +4,14 @@ Which rows of the query file a bench takes, how its gold is read and how its rep
 built come from ``needle_lib.benches.registry``; nothing here knows a bench by name.
 
 Engines and the judge are async (httpx.AsyncClient); each worker runs them on one private
-event loop kept for the whole session, so connection pools survive across cases.
-Cases carry an ``xdist_group`` per engine: with ``--dist loadgroup`` every engine issues one
-request at a time (comparable latency samples) while different engines run in parallel.
+event loop kept running for the whole session (``LoopThread``), so connection pools survive
+across cases and the search dispatcher can overlap cases. Cases carry an ``xdist_group`` per
+engine: with ``--dist loadgroup`` an engine's cases stay on one worker, whose lanes issue one
+request at a time per engine (comparable latency samples).
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,8 @@ from needle_lib.judge import JUDGE_PROMPT_VERSION, JudgeError, RelevanceJudge, V
 from needle_lib.judge.answer import ANSWER_PROMPT_VERSION, AnswerJudge
 from needle_lib.judge.config import judge_model_config
 from needle_lib.names import id_part, safe_file_name, unique_query_labels
+from needle_lib.net.slots import CallSlots
+from needle_lib.plugin.loop_thread import LoopThread
 from needle_lib.provenance import package_info
 from needle_lib.search.base import HttpSearchClient
 from needle_lib.search.registry import known_engines, make_engine
@@ -202,12 +204,15 @@ def check_hit(case: dict[str, Any], scorecard: Any) -> None:
 
 
 class SearchClients:
-    """Per-worker engine clients, the judge, and the event loop they live on."""
+    """Per-worker engine clients, the judges, and the event loop they live on. Both judges
+    share one bound on calls in flight: ``slots`` (the run's, shared across workers)."""
 
-    def __init__(self, plan: SearchPlan, judge_model: str | None) -> None:
+    def __init__(self, plan: SearchPlan, judge_model: str | None,
+                 slots: CallSlots | None = None) -> None:
         self.plan = plan
         self._judge_model = judge_model
-        self.loop = asyncio.new_event_loop()
+        self.slots = slots or CallSlots(plan.judge_concurrency)
+        self.loop = LoopThread()
         self._engines: dict[str, HttpSearchClient] = {}
         self._judge: RelevanceJudge | None = None
         self._answer_judge: AnswerJudge | None = None
@@ -222,7 +227,7 @@ class SearchClients:
     def judge(self) -> RelevanceJudge:
         if self._judge is None:
             self._judge = RelevanceJudge.create(
-                self._judge_model, concurrency=self.plan.judge_concurrency
+                self._judge_model, concurrency=self.plan.judge_concurrency, slots=self.slots
             )
         return self._judge
 
@@ -230,17 +235,20 @@ class SearchClients:
     def answer_judge(self) -> AnswerJudge:
         if self._answer_judge is None:
             self._answer_judge = AnswerJudge.create(
-                self._judge_model, concurrency=self.plan.judge_concurrency
+                self._judge_model, concurrency=self.plan.judge_concurrency, slots=self.slots
             )
         return self._answer_judge
 
     def run(self, coroutine: Any) -> Any:
-        return self.loop.run_until_complete(coroutine)
+        return self.loop.run(coroutine)
 
     def close(self) -> None:
+        self.loop.close(self._aclose())
+        self.slots.close()
+
+    async def _aclose(self) -> None:
         for engine in self._engines.values():
-            self.run(engine.aclose())
+            await engine.aclose()
         for judge in (self._judge, self._answer_judge):
             if judge is not None:
-                self.run(judge.aclose())
-        self.loop.close()
+                await judge.aclose()

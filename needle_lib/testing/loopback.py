@@ -53,6 +53,10 @@ class LoopbackServer(ABC):
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            # keep-alive, as real APIs serve: clients reuse connections (every answer has a
+            # Content-Length), so a run is not timed on a new TCP connection per request
+            protocol_version = "HTTP/1.1"
+
             def _serve(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
                 status, content_type, payload, *extra = server.handle(

@@ -14,6 +14,13 @@ Known-item tests script the answers instead: ``scripted[(engine, query)]`` is th
 results (``url``, ``title``, ``snippet``) that engine returns for that query, or an HTTP
 status to fail with. The answer judge says "yes" exactly when the result's snippet contains
 ``JUDGE_YES`` (and fails with HTTP 400, not retried, when it contains ``JUDGE_DOWN``).
+
+Pacing benchmarks and concurrency tests give each endpoint a ``latency`` (seconds, keyed by
+``exa``, ``brave``, ``searxng``, ``judge`` or a mounted engine's name) and read
+``max_in_flight`` (the most requests each had open at once; ``search``: all engines).
+Further SearXNG-shaped engines are mounted under a path prefix: a config engine with base
+URL ``<url>/<name>`` is served as ``<name>`` (its own URL order, latency and counters), so
+a run can have many engines.
 """
 
 from __future__ import annotations
@@ -55,8 +62,12 @@ Scripted = dict[tuple[str, str], "list[dict[str, str]] | int"]
 
 
 class FakeSearchServer(LoopbackServer):
-    def __init__(self, scripted: Scripted | None = None) -> None:
+    def __init__(self, scripted: Scripted | None = None, *,
+                 latency: dict[str, float] | None = None) -> None:
         self.requests: Counter[str] = Counter()
+        self.latency = latency or {}
+        self.in_flight: Counter[str] = Counter()
+        self.max_in_flight: Counter[str] = Counter()
         #: When each engine request arrived (monotonic): one per case, for pacing benchmarks.
         self.engine_times: list[float] = []
         #: The user turn of every relevance verdict request, to check what the judge saw.
@@ -100,15 +111,16 @@ class FakeSearchServer(LoopbackServer):
         return {"web": {"results": [{"url": u, "title": f"Brave: {u}",
                                      "description": f"snippet about {u}"} for u in urls]}}
 
-    def _searxng(self, params: dict[str, list[str]]) -> dict[str, Any]:
+    def _searxng(self, params: dict[str, list[str]], name: str) -> dict[str, Any]:
         """SearXNG's JSON answer: one page of merged results (it takes no result count)."""
         query = params["q"][0]
-        results = [{"url": u, "title": f"SearXNG: {u}", "content": f"snippet about {u}",
+        label = "SearXNG" if name == "searxng" else name
+        results = [{"url": u, "title": f"{label}: {u}", "content": f"snippet about {u}",
                     "engine": "duckduckgo", "engines": ["duckduckgo", "brave"],
                     "parsed_url": ["https", urlparse(u).netloc, urlparse(u).path, "", "", ""],
                     "score": 1.0 / (rank + 1), "category": "general", "positions": [rank + 1],
                     "publishedDate": None}
-                   for rank, u in enumerate(fake_urls(query, "searxng", POOL))]
+                   for rank, u in enumerate(fake_urls(query, name, POOL))]
         return {"query": query, "number_of_results": 0, "results": results, "answers": [],
                 "corrections": [], "infoboxes": [], "suggestions": [],
                 "unresponsive_engines": []}
@@ -145,10 +157,10 @@ class FakeSearchServer(LoopbackServer):
     def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
         parsed = urlparse(path)
         params = parse_qs(parsed.query)
-        if method == "GET" and parsed.path == "/search":
-            what = "searxng"
-        elif method == "GET":
+        if method == "GET" and parsed.path.endswith("/res/v1/web/search"):
             what = "brave"
+        elif method == "GET":  # SearXNG's /search, or a mounted engine's /<name>/search
+            what = parsed.path.removesuffix("/search").strip("/") or "searxng"
         elif parsed.path.endswith("/chat/completions"):
             what = "judge"
         else:
@@ -157,14 +169,31 @@ class FakeSearchServer(LoopbackServer):
             self.requests[what] += 1
             if what != "judge":
                 self.engine_times.append(time.monotonic())
+            # each endpoint, and "search": every engine together
+            counted = (what,) if what == "judge" else (what, "search")
+            for key in counted:
+                self.in_flight[key] += 1
+                self.max_in_flight[key] = max(self.max_in_flight[key], self.in_flight[key])
+        try:
+            if self.latency.get(what):
+                time.sleep(self.latency[what])
+            return self._answer(what, method, params, headers, body)
+        finally:
+            with self._lock:
+                for key in counted:
+                    self.in_flight[key] -= 1
+
+    def _answer(self, what: str, method: str, params: dict[str, list[str]], headers: Any,
+                body: bytes) -> Response:
         if what in KEYS and headers.get(KEYS[what][0]) != KEYS[what][1]:
             return 401, "application/json", json.dumps({"error": "invalid api key"}).encode()
-        if what == "searxng" and params.get("format") != ["json"]:
+        searxng = method == "GET" and what != "brave"  # SearXNG-shaped: built in or mounted
+        if searxng and params.get("format") != ["json"]:
             # SearXNG serves its HTML page unless a JSON request names the format
             return 200, "text/html", b"<!DOCTYPE html><html><body>searxng</body></html>"
         payload: dict[str, Any] | int
-        if what == "searxng":
-            payload = self._searxng(params)
+        if searxng:
+            payload = self._searxng(params, what)
         elif what == "brave":
             payload = self._brave(params)
         elif what == "judge":

@@ -1,0 +1,134 @@
+"""Search runs at the physical limit, from one process (not a test).
+
+The limit of a search run is the longest of: each engine's searches one at a time
+(queries × that engine's latency) and the judge calls at the judge's concurrency
+(calls × judge latency / concurrency). Each scenario runs ``pytest evals -k news`` against
+loopback engines and judge with those latencies, counts the judge calls the server answered,
+and prints the run's time as a ratio to that limit (measured in this run, so load cancels):
+
+  A. the issue's run: 100 queries × 2 engines (exa, brave) at 0.3 s, a 0.5 s judge at
+     concurrency 8 (target ≤ 1.2×);
+  B. 14 engines × 120 queries at 0.2–2 s per engine and a 2 s judge, time-scaled by
+     ``--scale`` (default 0.1) with the judge concurrency raised to 64 so the run takes
+     seconds, not the half hour its judge calls need at concurrency 8 (target ≤ 1.2×).
+
+Two figures per run: the span from the first engine request to process exit (the work the
+harness schedules) and the process wall time (adds start-up and collection). NEEDLE's own
+``news run`` is not compared here: it is not installed (and its ``needle`` entry point
+would shadow ours in one environment).
+
+Run: ``uv run python benchmarks/search_limit.py [--scale 0.1] [--only A|B]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from harness import pytest_run  # noqa: E402
+
+from needle_lib.testing.search_server import FakeSearchServer  # noqa: E402
+
+MOUNTED_ENGINE = """description = "loopback engine {name}"
+method = "GET"
+base_url = "{url}/{name}"
+path = "/search"
+
+[request]
+query = "q"
+
+[request.fixed]
+format = "json"
+
+[response]
+results = "results"
+url = "url"
+title = "title"
+snippet = "content"
+"""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    label: str
+    queries: int
+    latency: dict[str, float]  # per engine, and "judge"
+    judge_concurrency: int
+
+
+def mounted_root(tmp: Path, url: str, engines: list[str]) -> Path:
+    """A NEEDLE_ROOT whose configs/engines defines ``engines`` as SearXNG-shaped loopback
+    engines (corpora, models and fixtures are the repository's)."""
+    root = tmp / "root"
+    (root / "configs" / "engines").mkdir(parents=True)
+    for name in ("corpora", "models"):
+        (root / "configs" / name).symlink_to(ROOT / "configs" / name)
+    (root / "fixtures").symlink_to(ROOT / "fixtures")
+    for name in engines:
+        (root / "configs" / "engines" / f"{name}.toml").write_text(
+            MOUNTED_ENGINE.format(name=name, url=url))
+    return root
+
+
+def run_scenario(tmp: Path, scenario: Scenario) -> str:
+    engines = [e for e in scenario.latency if e != "judge"]
+    queries = tmp / "q.txt"
+    queries.write_text("".join(f"{scenario.label} query number {i}\n"
+                               for i in range(scenario.queries)))
+    with FakeSearchServer(latency=scenario.latency) as server:
+        env = {**server.env(), "NEEDLE_CACHE_DIR": str(tmp / "cache")}
+        mounted = [e for e in engines if e not in ("exa", "brave")]
+        if mounted:
+            env["NEEDLE_ROOT"] = str(mounted_root(tmp, server.url, mounted))
+        wall, _ = pytest_run(["evals", "-k", "news", "--queries", str(queries), "--engines",
+                              ",".join(engines), "--judge-concurrency",
+                              str(scenario.judge_concurrency), "--results-dir",
+                              str(tmp / "results"), "--html", str(tmp / "report.html")], env)
+        ended = time.monotonic()
+        span = ended - server.engine_times[0]
+        judge_calls = server.requests["judge"]
+        assert server.max_in_flight["judge"] <= scenario.judge_concurrency
+        assert all(server.max_in_flight[e] == 1 for e in engines)
+    lanes = max(scenario.queries * scenario.latency[e] for e in engines)
+    judging = judge_calls * scenario.latency["judge"] / scenario.judge_concurrency
+    limit = max(lanes, judging)
+    return (f"{scenario.label}: {scenario.queries} queries × {len(engines)} engines, "
+            f"{judge_calls} judge calls; limit {limit:.1f} s (slowest lane {lanes:.1f} s, "
+            f"judging {judging:.1f} s): span {span:.1f} s = {span / limit:.2f}× the limit, "
+            f"process wall {wall:.1f} s = {wall / limit:.2f}× (target ≤ 1.2×)")
+
+
+def scenarios(scale: float) -> dict[str, Scenario]:
+    wide = {f"lane{i:02d}": round((0.2 + 1.8 * i / 13) * scale, 4) for i in range(14)}
+    return {
+        "A": Scenario("A", 100, {"exa": 0.3, "brave": 0.3, "judge": 0.5}, 8),
+        "B": Scenario("B", 120, {**wide, "judge": 2.0 * scale}, 64),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=0.1, help="time scale of scenario B")
+    parser.add_argument("--only", choices=("A", "B"), default=None)
+    args = parser.parse_args()
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    print("NEEDLE's `news run` is not run here (its `needle` entry point would shadow "
+          "ours; install it in another venv to compare): ratios are to the limit")
+    for key, scenario in scenarios(args.scale).items():
+        if args.only not in (None, key):
+            continue
+        with tempfile.TemporaryDirectory() as name:
+            print(run_scenario(Path(name), scenario), flush=True)
+
+
+if __name__ == "__main__":
+    main()
