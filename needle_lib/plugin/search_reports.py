@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from needle_lib.benches.runfiles import Journal, finish_run, journal_path
+from needle_lib.benches.runfiles import Journal, finish_run, journal_path, reserve_run_path
 
 
 class SearchReports:
@@ -43,7 +43,7 @@ class SearchReports:
 
     def _path(self, pair: str) -> Path:
         if self.report_path is None:
-            return self.results_dir / "search" / f"{pair}__{self.stamp}.json"
+            return reserve_run_path(self.results_dir / "search" / f"{pair}__{self.stamp}.json")
         if not self.paths:
             return self.report_path
         path = self.report_path
