@@ -158,3 +158,19 @@ def test_the_judge_sees_the_evidence_budget_with_a_note_and_the_report_keeps_it_
     assert all("more words" in p and "not shown]" in p for p in search_env.verdict_prompts)
     (row,) = _report(tmp_path)["engines"]["exa"]["per_query"]
     assert all(r["snippet"].startswith("snippet about https://") for r in row["results"])
+
+
+def test_dump_is_recalls_and_a_search_report_goes_to_report(pytester, tmp_path, search_env):
+    queries = tmp_path / "q.txt"
+    queries.write_text("one query\n")
+    mixed = run_evals(pytester, tmp_path / "mixed", "--corpus", "http_server", "--sample", "1",
+                      "--queries", str(queries), "--engines", "exa",
+                      "--dump", str(tmp_path / "out.json"), module="")
+    assert_usage_error(mixed, "--dump names the recall dump; a search run writes its report "
+                              "to --report PATH")
+    assert not (tmp_path / "out.json").exists()
+    report = tmp_path / "news-report.json"
+    result = run_evals(pytester, tmp_path / "r", "--queries", str(queries), "--engines", "exa",
+                       "--report", str(report), module="test_news.py")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert json.loads(report.read_text())["benchmark"] == "news"

@@ -26,6 +26,27 @@ def journal_path(report_path: Path) -> Path:
     return report_path.with_name(report_path.stem + JOURNAL_SUFFIX)
 
 
+def reserve_run_path(path: Path) -> Path:
+    """``path``, or ``<stem>-2``, ``-3``, … beside it: the first name no other run holds.
+
+    Two runs started in the same second would otherwise share a report name and one would
+    overwrite the other. A name is held by its report or by its journal, which is created
+    exclusively here (and kept until the report is written), so two processes never win
+    the same name.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for number in range(1, 10_000):
+        candidate = path if number == 1 else path.with_name(f"{path.stem}-{number}{path.suffix}")
+        if candidate.exists():
+            continue
+        try:
+            journal_path(candidate).open("x").close()
+        except FileExistsError:
+            continue
+        return candidate
+    raise ConfigError(f"{path.parent}: no free report name for {path.name}")
+
+
 class Journal:
     """Append-only case log of one run (one writer: the controller)."""
 

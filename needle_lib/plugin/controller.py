@@ -60,11 +60,11 @@ def gate_settings(config: pytest.Config) -> GateSettings:
 class Controller:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        dump = config.getoption("dump")
+        report = config.getoption("report")
         self.recall = RecallDumps(lambda pair: dump_path(config, pair), config.getoption("resume"))
         shard = config.getoption("shard")
         part = f".shard-{shard.index}-of-{shard.count}" if shard else ""
-        self.search = SearchReports(results_dir(config), Path(dump) if dump else None,
+        self.search = SearchReports(results_dir(config), Path(report) if report else None,
                                     part=part)
         self.gates = gate_settings(config)
         #: Outcome per node id, so a teardown report can re-file its case with the verdict.

@@ -19,7 +19,8 @@ def add_options(parser: pytest.Parser) -> None:
     run = parser.getgroup("needle", "Needle evaluation runs")
     run.addoption("--notes", default="", help="free text recorded in every dump (server, quant…)")
     run.addoption("--results-dir", default=None, help="where dumps go (default: results/)")
-    run.addoption("--dump", default=None, help="dump path for a single (corpus, model) run")
+    run.addoption("--dump", default=None,
+                  help="recall dump path for a single (corpus, model) run")
     run.addoption("--no-color", action="store_true", default=False,
                   help="never colour diffs (pytest's --color=yes forces colour)")
     run.addoption("--sample", type=positive_int, default=None,
@@ -51,6 +52,9 @@ def add_options(parser: pytest.Parser) -> None:
                              f"Needle search retrieval ({', '.join(BENCH_NAMES)})")
     search.addoption("--queries", default=None, metavar="PATH",
                      help="JSONL gold rows (query_id, query, …) or one query per line")
+    search.addoption("--report", default=None, metavar="PATH",
+                     help="search report path for a single bench's run (default: "
+                          "results/search/<bench>__<queries>__<time>.json)")
     search.addoption("--engines", default=None,
                      help="comma-separated engines (default: keenable,exa; see `needle engines`)")
     search.addoption("--num-results", type=int, default=None,

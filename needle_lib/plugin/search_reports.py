@@ -11,15 +11,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from needle_lib.benches.runfiles import Journal, finish_run, journal_path
+from needle_lib.benches.runfiles import Journal, finish_run, journal_path, reserve_run_path
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import CaseRecord
 
 
 class SearchReports:
-    def __init__(self, results_dir: Path, dump_path: Path | None, *, part: str = "") -> None:
+    def __init__(self, results_dir: Path, report_path: Path | None, *, part: str = "") -> None:
         self.results_dir = results_dir
-        self.dump_path = dump_path
+        #: ``--report``: the first bench's report path (a second bench's goes beside it).
+        self.report_path = report_path
         #: ``.shard-I-of-N`` under ``--shard``: the report is one part of a run.
         self.stamp = time.strftime("%Y%m%d-%H%M%S") + part
         # The run's identity in `needle publish` (republishing a run replaces its rows): set
@@ -36,13 +37,19 @@ class SearchReports:
         if pair not in self.headers:
             self.headers[pair] = {**record["header"], "started_at": self.started_at}
             self.cases[pair] = {}
-            self.paths[pair] = self.dump_path or (
-                self.results_dir / "search" / f"{pair}__{self.stamp}.json"
-            )
+            self.paths[pair] = self._path(pair)
             self.journals[pair] = Journal(journal_path(self.paths[pair]), self.headers[pair])
         case = {**record["case"], "outcome": outcome}
         self.cases[pair][(case["query_id"], case["engine"])] = case
         self.journals[pair].append(case)
+
+    def _path(self, pair: str) -> Path:
+        if self.report_path is None:
+            return reserve_run_path(self.results_dir / "search" / f"{pair}__{self.stamp}.json")
+        if not self.paths:
+            return self.report_path
+        path = self.report_path
+        return path.with_name(f"{path.stem}__{pair}{path.suffix}")
 
     def finish(self, *, interrupted: bool = False) -> list[dict[str, Any]]:
         reports = []

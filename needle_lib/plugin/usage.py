@@ -31,6 +31,10 @@ def _selects(config: pytest.Config, module: Path) -> bool:
 def validate_run(config: pytest.Config) -> None:
     """Build what collection will need and check option combinations; raises UsageError."""
     searching = bool(config.getoption("queries") or config.getoption("engines"))
+    if searching and config.getoption("dump"):
+        # One path for two kinds of file: the search report would overwrite the recall dump.
+        raise pytest.UsageError(
+            "--dump names the recall dump; a search run writes its report to --report PATH")
     if searching:
         search_plan(config)
     if not _selects(config, RECALL_MODULE):
