@@ -77,7 +77,7 @@ def test_only_targets_valid_in_both_are_paired(dumps, tmp_path):
     result = compare_runs(load_run(dumps["http_server__wrong"]), load_run(partial))
     assert len(result.cases) == 3
     assert len(result.only_a) == 2 and len(result.excluded) == 1
-    assert any("INCOMPLETE" in w and "INELIGIBLE" in w for w in result.warnings)
+    assert any("INCOMPLETE" in w and "INVALID" in w for w in result.warnings)
 
 
 def test_refuses_different_corpora(dumps, capsys):

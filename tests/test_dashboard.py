@@ -88,7 +88,7 @@ def test_ranking_puts_incomplete_then_invalid_runs_last(built):
     cut, flaky = runs[-2], runs[-1]
     assert cut.incomplete and cut.valid and cut.status == "⚠ INCOMPLETE"
     assert not flaky.incomplete and not flaky.valid
-    assert flaky.status.startswith("✗ INELIGIBLE (4 error")
+    assert flaky.status.startswith("✗ INVALID (4 error")
     assert [r.rank_tier for r in runs] == [0, 0, 0, 1, 2]
 
 
@@ -112,10 +112,10 @@ def test_leaderboard_is_in_percent_with_bootstrap_intervals(built):
 def test_pages_flag_incomplete_and_ineligible_runs(built):
     out, _ = built
     leaderboard = (out / "http_server" / "leaderboard.html").read_text(encoding="utf-8")
-    assert "⚠ INCOMPLETE" in leaderboard and "✗ INELIGIBLE" in leaderboard
+    assert "⚠ INCOMPLETE" in leaderboard and "✗ INVALID" in leaderboard
     assert '<tr class="incomplete">' in leaderboard and '<tr class="ineligible">' in leaderboard
     index = (out / "index.html").read_text(encoding="utf-8")
-    assert "⚠ INCOMPLETE" in index and "INELIGIBLE" in index
+    assert "⚠ INCOMPLETE" in index and "INVALID" in index
 
 
 def test_every_page_is_offline_utf8_and_links_back(built):

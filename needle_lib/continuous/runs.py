@@ -12,7 +12,6 @@ file name), so publishing the same run again replaces its rows instead of adding
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -20,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.benches.registry import build_report
+from needle_lib.benches.rows import query_hash  # one query text, one cluster across runs
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX, read_run
+from needle_lib.judge.verdict import RELEVANT_RATING
 from needle_lib.metrics.ndcg import ULTIMATE
-from needle_lib.metrics.overlap import RELEVANT_RATING, family_uniqueness, pair_sharing
+from needle_lib.metrics.overlap import family_uniqueness, pair_sharing
 from needle_lib.names import is_plain
 from needle_lib.search.families import family
 from needle_lib.tomlconf import ConfigError
@@ -58,11 +59,6 @@ class PublishedRun:
     @property
     def key(self) -> tuple[str, str]:
         return self.bench, self.run_id
-
-
-def query_hash(text: str) -> str:
-    """The same query text in two runs is one cluster for the bootstrap over queries."""
-    return hashlib.sha256(" ".join(text.lower().split()).encode()).hexdigest()[:16]
 
 
 def iso(moment: datetime) -> str:

@@ -17,7 +17,15 @@ from needle_lib.errors import UsageError
 from needle_lib.metrics.bootstrap import Interval, bootstrap_proportion, bootstrap_ratio
 from needle_lib.names import is_plain
 from needle_lib.recall.prompt import PROMPT_VERSION
-from needle_lib.recall.results import ERROR, FAILED, PASSED, SKIPPED, summarize
+from needle_lib.recall.results import (
+    ERROR,
+    FAILED,
+    INCOMPLETE_STATUS,
+    INVALID_STATUS,
+    PASSED,
+    SKIPPED,
+    summarize,
+)
 from needle_lib.recall.score import SCORER_VERSION
 
 OUTCOMES = (PASSED, FAILED, ERROR, SKIPPED)
@@ -122,9 +130,9 @@ class Run:
         """The flags charts print next to the label."""
         flags = []
         if self.incomplete:
-            flags.append("⚠ INCOMPLETE")
+            flags.append(INCOMPLETE_STATUS)
         if not self.valid:
-            flags.append(f"✗ INELIGIBLE ({self.summary['errors']} error(s))")
+            flags.append(f"{INVALID_STATUS} ({self.summary['errors']} error(s))")
         return " ".join(flags)
 
     @property

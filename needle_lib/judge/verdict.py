@@ -10,6 +10,11 @@ from needle_lib.errors import NeedleError
 #: Google "Needs Met" rating → label. The labels are the exact strings the prompt asks for.
 LABELS: dict[int, str] = {0: "FailsM", 1: "SM", 2: "MM", 3: "HM", 4: "FullyM"}
 
+#: A relevant result is rated "highly meets" or better: what makes a judged case PASSED,
+#: what uniqueness counts as a relevant URL, and below which two engines sharing a URL is
+#: suspicious. One threshold for all three, as NEEDLE defines relevance (HM/FullyM).
+RELEVANT_RATING = 3
+
 #: The checks the judge reports before it rates, each ``pass``/``fail`` (integrity also
 #: ``limit``: usable but thin) or ``n/a``. They make a rating auditable: a low score says
 #: whether the page was broken, stale, off-domain or ignored the query's operators.

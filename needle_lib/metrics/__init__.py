@@ -1,4 +1,5 @@
-"""Ranking metrics: pooled nDCG@K, known-item recall/MRR, latency, engine overlap."""
+"""Ranking metrics: pooled nDCG@K, latency, engine overlap (known-item recall/MRR are in
+``benches.known_item``, where the hit rank is decided)."""
 
 from needle_lib.metrics.latency import LatencyStats, latency_stats, percentile
 from needle_lib.metrics.ndcg import (
@@ -15,7 +16,6 @@ from needle_lib.metrics.ndcg import (
     ultimate_ranking,
 )
 from needle_lib.metrics.overlap import PairOverlap, pairwise_overlap, unique_urls
-from needle_lib.metrics.recall import first_hit_rank, gold_id_matcher, mrr_at_k, recall_at_k
 from needle_lib.metrics.urls import normalize_url
 
 __all__ = [
@@ -26,19 +26,15 @@ __all__ = [
     "PairOverlap",
     "RatedResult",
     "dcg",
-    "first_hit_rank",
     "gain",
-    "gold_id_matcher",
     "latency_stats",
     "mean_ndcg",
-    "mrr_at_k",
     "normalize_url",
     "pairwise_overlap",
     "penalized_gains",
     "percentile",
     "pooled_ratings",
     "query_ndcg",
-    "recall_at_k",
     "ultimate_ranking",
     "unique_urls",
 ]

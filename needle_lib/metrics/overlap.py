@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+from needle_lib.judge.verdict import RELEVANT_RATING
 from needle_lib.metrics.ndcg import ULTIMATE
 from needle_lib.metrics.urls import normalize_url
 
@@ -67,9 +68,8 @@ def unique_urls(per_query: Iterable[Mapping[str, Sequence[str]]]) -> dict[str, i
     return counts
 
 
-#: Ratings from "highly meets" up: a URL two engines share at a lower rating is suspicious
-#: sharing (copied or syndicated low-value results), not agreement on a good answer.
-RELEVANT_RATING = 3
+#: A URL two engines share rated below ``RELEVANT_RATING`` is suspicious sharing (copied or
+#: syndicated low-value results), not agreement on a good answer.
 SHARED_MANY = 3
 
 

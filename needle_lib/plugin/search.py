@@ -24,6 +24,7 @@ from needle_lib.benches.registry import bench_named, select_queries
 from needle_lib.judge import JUDGE_PROMPT_VERSION, JudgeError, RelevanceJudge, Verdict
 from needle_lib.judge.answer import ANSWER_PROMPT_VERSION, AnswerJudge
 from needle_lib.judge.config import judge_model_config
+from needle_lib.judge.verdict import RELEVANT_RATING
 from needle_lib.names import id_part, safe_file_name, unique_query_labels
 from needle_lib.net.slots import CallSlots
 from needle_lib.plugin.loop_thread import LoopThread
@@ -158,9 +159,6 @@ def judged_result(result: SearchResult, verdict: Verdict | JudgeError) -> dict[s
     return record
 
 
-RELEVANT = 2  # "moderately meets" or better
-
-
 def check_relevance(case: dict[str, Any], scorecard: Any) -> None:
     """The per-case verdict: did the engine put at least one relevant result in its top K?
 
@@ -170,9 +168,9 @@ def check_relevance(case: dict[str, Any], scorecard: Any) -> None:
     ratings = [r["rating"] for r in case["results"]]
     best = max(ratings, default=0)
     summary = (f"{case['engine']} on {case['query']!r}: ratings {ratings} "
-               f"(best {best}; relevant means ≥ {RELEVANT})")
+               f"(best {best}; relevant means ≥ {RELEVANT_RATING})")
     scorecard.update_case(verdict=summary)
-    if best < RELEVANT:
+    if best < RELEVANT_RATING:
         pytest.fail(summary, pytrace=False)
 
 

@@ -21,6 +21,22 @@ SCHEMA_VERSION = 2
 PASSED, FAILED, ERROR, SKIPPED = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED
 
 
+#: A run's status in every rendering (terminal, HTML report, dashboards, gates): an invalid
+#: run (an infrastructure error) is never ranked or gated; an incomplete one is flagged.
+INVALID_STATUS = "✗ INVALID"
+INCOMPLETE_STATUS = "⚠ INCOMPLETE"
+
+
+def run_status(dump: dict[str, Any]) -> str:
+    """``ok``, or the flags of a run that is invalid (with its error count) or incomplete."""
+    flags = []
+    if not dump["valid"]:
+        flags.append(f"{INVALID_STATUS} ({dump['summary']['errors']} error(s))")
+    if not dump["complete"]:
+        flags.append(INCOMPLETE_STATUS)
+    return " ".join(flags) or "ok"
+
+
 def answer_fields(result: ChatResult) -> dict[str, Any]:
     return {
         "response": result.content,

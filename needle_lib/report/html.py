@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
+from needle_lib.recall.results import run_status
 from needle_lib.report.terminal import (
     MEANINGS,
     STYLES,
@@ -59,8 +60,7 @@ def summary_html(dumps: Sequence[dict[str, Any]]) -> str:
     rows = []
     for dump in dumps:
         s = dump["summary"]
-        status = "ok" if dump["valid"] and dump["complete"] else (
-            "INVALID (errors)" if not dump["valid"] else "⚠ INCOMPLETE")
+        status = run_status(dump)
         cells = (dump["corpus"]["name"], dump["model"]["key"], prompt_size(s), s["cases"],
                  s["passed"], s["failed"], s["errors"], s["skipped"], s["matched_pct"],
                  s["pass_rate"], s["hallucinated"], s["reindented"], s["bonus"], status)

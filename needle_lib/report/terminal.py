@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from needle_lib.recall.results import run_status
+
 RESET = "\x1b[0m"
 STYLES = {
     "matched": ("  ", "\x1b[90m"),
@@ -95,11 +97,9 @@ def summary_table(dumps: Sequence[dict[str, Any]], *, color: bool) -> str:
     rows = [header, "-" * len(header)]
     for dump in dumps:
         s = dump["summary"]
-        status = "ok"
-        if not dump["valid"]:
-            status = paint("INVALID (errors)", "\x1b[31m", color)
-        elif not dump["complete"]:
-            status = paint("⚠ INCOMPLETE", "\x1b[33m", color)
+        status = run_status(dump)
+        if status != "ok":
+            status = paint(status, "\x1b[31m" if not dump["valid"] else "\x1b[33m", color)
         rows.append(
             f"{dump['corpus']['name']:<14} {dump['model']['key']:<22} {prompt_size(s):>7} "
             f"{s['cases']:>5} "

@@ -5,7 +5,6 @@ from needle_lib.search.operators import ParsedQuery, parse_query
 from needle_lib.search.registry import ENGINES, EngineSpec, known_engines, make_engine
 from needle_lib.search.types import (
     MissingAPIKey,
-    SearchClient,
     SearchOutcome,
     SearchResult,
     UnknownEngine,
@@ -19,7 +18,6 @@ __all__ = [
     "MissingAPIKey",
     "ParsedQuery",
     "RetryPolicy",
-    "SearchClient",
     "SearchOutcome",
     "SearchResult",
     "UnknownEngine",

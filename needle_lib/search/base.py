@@ -102,7 +102,6 @@ class HttpSearchClient(ABC):
         self._client = client
         self._owns_client = client is None
         #: Wall time of every successful ``search`` call, retries included.
-        self.latency_samples: list[float] = []
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "unset"
@@ -143,7 +142,6 @@ class HttpSearchClient(ABC):
             return self._failed(exc, start, retries)
         usable = [r for r in entries if r is not None and r.url]
         latency = perf_counter() - start
-        self.latency_samples.append(latency)
         return SearchOutcome(tuple(usable[:num_results]), None, latency, retries,
                              malformed=len(entries) - len(usable))
 

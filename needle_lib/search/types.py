@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from needle_lib.errors import UsageError
 
@@ -42,15 +42,6 @@ class SearchOutcome:
     def __iter__(self) -> Iterator[Any]:
         """Unpacks as ``results, error, latency_s`` for callers that prefer a tuple."""
         return iter((self.results, self.error, self.latency_s))
-
-
-@runtime_checkable
-class SearchClient(Protocol):
-    """Anything that can answer a query; ``search`` never raises for a failed request."""
-
-    name: str
-
-    async def search(self, query: str, *, num_results: int) -> SearchOutcome: ...
 
 
 class UnknownEngine(UsageError, ValueError):
