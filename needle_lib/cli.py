@@ -9,7 +9,7 @@ import sys
 from needle_lib import __version__
 from needle_lib.commands import COMMAND_MODULES
 from needle_lib.console import force_utf8_streams
-from needle_lib.tomlconf import ConfigError
+from needle_lib.errors import UsageError
 
 DESCRIPTION = """\
 Needle's companion commands. The benchmarks themselves run under pytest:
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except ConfigError as exc:
+    except UsageError as exc:  # bad input, named; anything else is a bug with its traceback
         print(f"needle: {exc}", file=sys.stderr)
         return 2
 

@@ -2,8 +2,9 @@
 
 ``recall_answer`` sends one recall request, after two guards shared across xdist workers:
 fail-fast (a model with N consecutive infrastructure errors is skipped) and a preflight (one
-cheap request per (corpus, model) with the real prompt shape; when it fails, every case of
-the pair errors with that one message instead of waiting out N timeouts). With a model's
+cheap request per (corpus, model) with the real prompt shape; when it fails, the case that
+sent it errors with the message and the pair's other cases skip naming it, instead of
+waiting out N timeouts; the model's other pairs still run). With a model's
 ``concurrency`` above 1 the dispatcher has sent the request ahead; the case still receives
 its own answer or error here, in run order.
 """
