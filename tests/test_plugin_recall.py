@@ -65,16 +65,28 @@ def test_wrong_answers_are_failed_not_errors(pytester, tmp_path):
 
 
 @pytest.mark.parametrize("behaviour", ["http500", "html", "broken-json"])
-def test_broken_server_errors_then_fails_fast(pytester, tmp_path, behaviour):
+def test_a_broken_server_errors_its_preflight_once_and_skips_the_pair(pytester, tmp_path,
+                                                                      behaviour):
     with FakeOpenAIServer(behaviour) as server:
         result = run_evals(pytester, tmp_path, *SELECT, "--model", "m", "--base-url", server.url)
-    result.assert_outcomes(errors=2, skipped=2)
+    result.assert_outcomes(errors=1, skipped=3)
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*preflight for http_server__m failed*"])
     dump = load_dump(tmp_path, "http_server__m")
     assert dump["valid"] is False and dump["complete"] is False
     outcomes = [c["outcome"] for c in dump["cases"]]
-    assert outcomes.count("error") == 2 and outcomes.count("skipped") == 2
+    assert outcomes.count("error") == 1 and outcomes.count("skipped") == 3
+    assert all("preflight of http_server__m failed" in c["skip_reason"]
+               for c in dump["cases"] if c["outcome"] == "skipped")
+    assert all(c["error"] for c in dump["cases"] if c["outcome"] == "error")
+
+
+@pytest.mark.parametrize("behaviour", ["http500", "broken-json"])
+def test_a_server_that_breaks_after_the_preflight_fails_fast(pytester, tmp_path, behaviour):
+    with FakeOpenAIServer(behaviour, answer_first=1) as server:  # the preflight succeeds
+        result = run_evals(pytester, tmp_path, *SELECT, "--model", "m", "--base-url", server.url)
+    result.assert_outcomes(errors=2, skipped=2)
+    dump = load_dump(tmp_path, "http_server__m")
     assert all("fail-fast" in c["skip_reason"] for c in dump["cases"] if c["outcome"] == "skipped")
     assert all(c["error"] for c in dump["cases"] if c["outcome"] == "error")
 
@@ -82,7 +94,7 @@ def test_broken_server_errors_then_fails_fast(pytester, tmp_path, behaviour):
 def test_context_overflow_is_one_clear_error_with_the_fix(pytester, tmp_path):
     with FakeOpenAIServer("overflow") as server:
         result = run_evals(pytester, tmp_path, *SELECT, "--model", "m", "--base-url", server.url)
-    result.assert_outcomes(errors=2, skipped=2)
+    result.assert_outcomes(errors=1, skipped=3)
     assert server.stats.requests == 1  # the preflight; a 400 is not retried
     output = result.stdout.str()
     assert "4096" in output and "--ctx-size" in output and "lms load" in output
@@ -109,7 +121,7 @@ def test_silent_truncation_is_an_error_caught_by_the_preflight(pytester, tmp_pat
     """An Ollama-like server keeps the last 4,096 tokens and answers: not the model's miss."""
     with FakeOpenAIServer("truncate") as server:
         result = run_evals(pytester, tmp_path, *SELECT, "--model", "m", "--base-url", server.url)
-    result.assert_outcomes(errors=2, skipped=2)
+    result.assert_outcomes(errors=1, skipped=3)
     assert server.stats.requests == 1  # the preflight caught it; no case was asked
     result.stdout.fnmatch_lines(["*preflight for http_server__m failed*silently truncated*"])
     dump = load_dump(tmp_path, "http_server__m")
