@@ -143,8 +143,12 @@ def _ultimate_case(present: dict[str, dict[str, Any]], engines: list[str],
             "gold": any_case.get("gold"), "groups": any_case.get("groups", {}),
             "judged": 0, "judge_errors": 0, "latency_s": None}
     if not pool:
-        return {**base, "outcome": "error", "results": [], "hit_rank": None, "det_rank": None,
-                "search_error": "no engine answered this query"}
+        # Skips are not errors: a query every engine skipped (fail-fast, no key) was never
+        # asked, and counting it as a pooled search error would inflate the error count.
+        asked = any(c.get("outcome") != "skipped" for c in present.values())
+        return {**base, "outcome": "error" if asked else "skipped", "results": [],
+                "hit_rank": None, "det_rank": None,
+                "search_error": "no engine answered this query" if asked else None}
     hitter = next((c for c in pool if c.get("hit_rank")), None)
     results: list[dict[str, Any]] = []
     seen: set[str] = set()
