@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from needle_lib.judge.answer import ANSWER_PROMPT_VERSION, AnswerJudge
 from needle_lib.judge.config import judge_model_config
 from needle_lib.provenance import package_info
 from needle_lib.search.base import HttpSearchClient
-from needle_lib.search.registry import known_engines, make_engine
+from needle_lib.search.registry import EngineSpec, known_engines, make_engine, missing_setting
 from needle_lib.search.types import SearchResult
 from needle_lib.tomlconf import ConfigError
 
@@ -112,6 +113,17 @@ class SearchPlan:
         }
 
 
+def _require_settings(engines: list[str], known: dict[str, EngineSpec]) -> None:
+    """Engines the user named must be evaluable: a missing key would otherwise skip every
+    case of the engine and leave a green run (a CI job with a missing secret)."""
+    missing = [(name, var) for name in engines
+               if (var := missing_setting(known[name], os.environ)) is not None]
+    if missing:
+        raise ConfigError(
+            "--engines: " + "; ".join(f"{name} needs {var}" for name, var in missing)
+            + " (export it or put it in .env; --skip-missing-keys skips such engines instead)")
+
+
 def build_search_plan(config: pytest.Config) -> SearchPlan:
     opt = config.getoption
     engines = [e.strip() for e in (opt("engines") or DEFAULT_ENGINES).split(",") if e.strip()]
@@ -121,6 +133,8 @@ def build_search_plan(config: pytest.Config) -> SearchPlan:
         raise ConfigError(
             f"--engines: unknown engine(s) {', '.join(unknown)}; known: {', '.join(known)}"
         )
+    if opt("engines") and not opt("skip_missing_keys"):
+        _require_settings(engines, known)
     path = Path(opt("queries")) if opt("queries") else None
     sampling = {"sample": opt("sample"), "seed": opt("seed") or 0, "limit": opt("limit")}
     queries = load_queries(path) if path is not None else []
