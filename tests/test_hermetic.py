@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from evalrun import run_evals
+from evalrun import assert_usage_error, run_evals
 
 from needle_lib.llm.config import NO_DOTENV_ENV, load_dotenv_once
 from needle_lib.testing.search_server import FakeSearchServer
@@ -20,9 +20,9 @@ def test_an_eval_subprocess_ignores_the_dotenv_in_its_directory(pytester, tmp_pa
         queries = tmp_path / "q.txt"
         queries.write_text("one query\n")
         result = run_evals(pytester, tmp_path, "--queries", str(queries), "--engines", "exa",
-                           "-rs", module="test_news.py")
+                           module="test_news.py")
     assert server.requests["exa"] == 0, result.stdout.str()
-    result.stdout.fnmatch_lines(["*exa: set EXA_API_KEY to evaluate this engine*"])
+    assert_usage_error(result, "--engines: exa needs EXA_API_KEY*")
 
 
 def test_the_default_dotenv_files_are_off_under_the_switch(tmp_path, monkeypatch):

@@ -103,6 +103,19 @@ def test_an_engine_that_failed_everywhere_has_no_means():
     assert report["engines"]["ultimate"]["recall_at_k"] == 1.0
 
 
+def test_fail_fast_skips_are_not_pooled_search_errors():
+    """2 errors, then fail-fast skips every remaining case: ``ultimate`` counts 2, not 2 + skips."""
+    skipped = dict(search_error="fail-fast: 2 consecutive errors", outcome="skipped")
+    cases = [case("q1", "exa", None, search_error="exa: down"),
+             case("q2", "exa", None, search_error="exa: down"),
+             *(case(f"q{n}", "exa", None, **skipped) for n in range(3, 9))]
+    report = build_report({**HEADER, "engines": ["exa"]}, cases, group_names=GROUPS,
+                          group_orders=ORDERS, in_progress=False)
+    for name in ("exa", "ultimate"):
+        engine = report["engines"][name]
+        assert (engine["search_errors"], engine["skipped"]) == (2, 6), name
+
+
 @pytest.mark.parametrize("det, judge, expected", [
     (None, [False, True, False], 2),     # the judge finds a hit the matcher missed
     (3, [False, True], 2),               # an earlier hit

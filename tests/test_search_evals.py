@@ -71,15 +71,39 @@ def test_news_report_recomputes_and_second_run_uses_the_judge_cache(
     assert _report(tmp_path / "r2")["judge_requests"] == 0
 
 
-def test_missing_engine_key_skips_naming_the_variable(pytester, tmp_path, search_env,
-                                                      monkeypatch):
+def test_a_named_engine_without_its_key_is_a_usage_error(pytester, tmp_path, search_env,
+                                                         monkeypatch):
     monkeypatch.delenv("BRAVE_API_KEY")
     queries = tmp_path / "q.txt"
     queries.write_text("one query\n")
     result = run_evals(pytester, tmp_path, "--queries", str(queries), "--engines", "exa,brave",
-                       "-rs", module="test_news.py")
-    result.stdout.fnmatch_lines(["*brave: set BRAVE_API_KEY to evaluate this engine*"])
-    assert result.parseoutcomes()["skipped"] == 1
+                       module="test_news.py")
+    assert_usage_error(result, "--engines: brave needs BRAVE_API_KEY (*--skip-missing-keys*")
+    assert search_env.requests["exa"] == 0
+    opted = run_evals(pytester, tmp_path, "--queries", str(queries), "--engines", "exa,brave",
+                      "--skip-missing-keys", "-rs", module="test_news.py")
+    opted.stdout.fnmatch_lines(["*brave: set BRAVE_API_KEY to evaluate this engine*"])
+    assert opted.parseoutcomes()["skipped"] == 1 and opted.ret == pytest.ExitCode.OK
+    assert _report(tmp_path)["complete"] is False  # brave was never asked
+
+
+def test_a_search_run_that_scored_nothing_does_not_pass(pytester, tmp_path, search_env,
+                                                        monkeypatch):
+    from needle_lib.continuous.runs import load_run
+    from needle_lib.dashboard.search_pages import _run_status
+
+    monkeypatch.delenv("EXA_API_KEY")
+    queries = tmp_path / "q.txt"
+    queries.write_text("one query\nanother\n")
+    result = run_evals(pytester, tmp_path, "-k", "news", "--queries", str(queries),
+                       "--engines", "exa", "--skip-missing-keys", module="")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["news: no case was scored*evaluated nothing*"])
+    report = _report(tmp_path)
+    assert (report["complete"], report["scored_cases"]) == (False, 0)
+    (path,) = (tmp_path / "search").glob("news__*.json")
+    run = load_run(path)
+    assert run.complete is False and "nothing scored" in _run_status(run.report)
 
 
 def test_failing_engine_is_an_error_and_counted(pytester, tmp_path, search_env, monkeypatch):

@@ -72,11 +72,25 @@ class Journal:
             self.path.unlink(missing_ok=True)
 
 
+def run_complete(cases: list[dict[str, Any]], expected: int, *, finished: bool) -> bool:
+    """A finished run in which every expected case was asked and answered: a skipped case
+    (an engine without its key, fail-fast) was never asked."""
+    return (finished and len(cases) >= expected
+            and not any(case.get("outcome") == "skipped" for case in cases))
+
+
+def scored_cases(cases: list[dict[str, Any]]) -> int:
+    """Cases with a verdict (passed or failed): 0 means the run evaluated nothing."""
+    return sum(case.get("outcome") in ("passed", "failed") for case in cases)
+
+
 def assemble_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
                     complete_run: bool = True) -> dict[str, Any]:
     """The report of a run (pooled metrics computed here, once) with its header and cases."""
     report = build_report(header, cases, in_progress=False)
-    report["complete"] = complete_run and len(cases) >= header.get("expected_cases", 0)
+    report["complete"] = run_complete(cases, header.get("expected_cases", 0),
+                                      finished=complete_run)
+    report["scored_cases"] = scored_cases(cases)
     report["header"] = header
     report["cases"] = cases
     return report

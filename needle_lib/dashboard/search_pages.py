@@ -248,7 +248,7 @@ def _latest(view: BenchView, history: Site) -> str | None:
                ["engine", "rank", "result", "matched", "why", "backstop judge"])
     parts = [f"<p>Run {escape(latest['run_id'])} ({escape(latest['ts'])}), "
              f"{escape(latest['source'])}: {len(by_query)} queries, "
-             f"{'complete' if latest['complete'] else '<span class=flag>incomplete</span>'}."
+             f"{_run_status(latest)}."
              "</p>",
              '<p><input type="search" placeholder="filter queries, URLs, engines…" '
              'oninput="filterQueries(this.value)" size="50"></p>', BROWSER_SCRIPT]
@@ -322,3 +322,11 @@ def write_search_pages(history: Site, out: Path, source: str) -> SearchBuild:
                         "missing runs", "incomplete runs", "errors (7 days)", "pages"], rows)
     return SearchBuild(pages, f"<h2>Search benchmarks</h2><p>From {escape(source)}.</p>"
                               + table)
+
+
+def _run_status(report: dict[str, Any]) -> str:
+    """A run that scored nothing (every engine without its key, say) is named as such,
+    never shown as a complete run."""
+    if report.get("scored_cases") == 0:
+        return "<span class=flag>nothing scored</span>"
+    return "complete" if report["complete"] else "<span class=flag>incomplete</span>"

@@ -154,7 +154,11 @@ class Controller:
         self.search_finished = self.search.finish(
             interrupted=session.exitstatus == pytest.ExitCode.INTERRUPTED)
         self.gate_failures = check_gates(self.finished, self.gates)
-        if self.gate_failures and session.exitstatus == pytest.ExitCode.OK:
+        empty = [r["benchmark"] for r in self.search_finished if not r.get("scored_cases")]
+        for bench in empty:
+            self._note(f"{bench}: no case was scored (every case skipped or errored): this run "
+                       f"evaluated nothing and does not pass")
+        if (self.gate_failures or empty) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:

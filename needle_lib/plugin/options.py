@@ -57,6 +57,9 @@ def add_options(parser: pytest.Parser) -> None:
                           "results/search/<bench>__<queries>__<time>.json)")
     search.addoption("--engines", default=None,
                      help="comma-separated engines (default: keenable,exa; see `needle engines`)")
+    search.addoption("--skip-missing-keys", action="store_true", default=False,
+                     help="skip engines named in --engines whose API key is unset (default: "
+                          "a usage error, so a missing secret never passes as a green run)")
     search.addoption("--num-results", type=int, default=None,
                      help="top-K fetched per engine (default: the bench's, 5; scholar 10)")
     search.addoption("--snippet-chars", type=int, default=2000,

@@ -12,6 +12,7 @@ request at a time per engine (comparable latency samples).
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from needle_lib.net.slots import CallSlots
 from needle_lib.plugin.loop_thread import LoopThread
 from needle_lib.provenance import package_info
 from needle_lib.search.base import HttpSearchClient
-from needle_lib.search.registry import known_engines, make_engine
+from needle_lib.search.registry import EngineSpec, known_engines, make_engine, missing_setting
 from needle_lib.search.types import SearchResult
 from needle_lib.tomlconf import ConfigError
 
@@ -121,6 +122,17 @@ class SearchPlan:
         }
 
 
+def _require_settings(engines: list[str], known: dict[str, EngineSpec]) -> None:
+    """Engines the user named must be evaluable: a missing key would otherwise skip every
+    case of the engine and leave a green run (a CI job with a missing secret)."""
+    missing = [(name, var) for name in engines
+               if (var := missing_setting(known[name], os.environ)) is not None]
+    if missing:
+        raise ConfigError(
+            "--engines: " + "; ".join(f"{name} needs {var}" for name, var in missing)
+            + " (export it or put it in .env; --skip-missing-keys skips such engines instead)")
+
+
 def build_search_plan(config: pytest.Config) -> SearchPlan:
     opt = config.getoption
     engines = [e.strip() for e in (opt("engines") or DEFAULT_ENGINES).split(",") if e.strip()]
@@ -130,6 +142,8 @@ def build_search_plan(config: pytest.Config) -> SearchPlan:
         raise ConfigError(
             f"--engines: unknown engine(s) {', '.join(unknown)}; known: {', '.join(known)}"
         )
+    if opt("engines") and not opt("skip_missing_keys"):
+        _require_settings(engines, known)
     path = Path(opt("queries")) if opt("queries") else None
     sampling = {"sample": opt("sample"), "seed": opt("seed") or 0, "limit": opt("limit")}
     queries = load_queries(path) if path is not None else []

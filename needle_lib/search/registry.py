@@ -147,12 +147,11 @@ def make_engine(
     if spec is None:
         raise UnknownEngine(name, list(engines))
     env = os.environ if env is None else env
+    missing = missing_setting(spec, env)
+    if missing is not None:
+        raise MissingAPIKey(spec.name, missing)
     api_key = (env.get(spec.key_env, "").strip() or None) if spec.key_env else None
-    if spec.key_env and api_key is None and not spec.key_optional:
-        raise MissingAPIKey(spec.name, spec.key_env)
     base_url = env.get(spec.base_url_env, "").strip() or None
-    if base_url is None and spec.base_url_required:
-        raise MissingAPIKey(spec.name, spec.base_url_env)
     mode = (env.get(spec.mode_env, "").strip() if spec.mode_env else "") or spec.mode
     return spec.client(
         name=spec.name,
@@ -165,3 +164,13 @@ def make_engine(
         sleep=sleep,
         client=client,
     )
+
+
+def missing_setting(spec: EngineSpec, env: Mapping[str, str]) -> str | None:
+    """The variable ``spec`` needs and ``env`` lacks (its API key, or a self-hosted
+    engine's base URL), or None when it has what it needs."""
+    if spec.key_env and not spec.key_optional and not env.get(spec.key_env, "").strip():
+        return spec.key_env
+    if spec.base_url_required and not env.get(spec.base_url_env, "").strip():
+        return spec.base_url_env
+    return None
