@@ -72,7 +72,7 @@ class FakeSearchServer(LoopbackServer):
         self.engine_times: list[float] = []
         #: The user turn of every relevance verdict request, to check what the judge saw.
         self.verdict_prompts: list[str] = []
-        self.scripted: Scripted = scripted or {}
+        self.scripted: Scripted = dict(scripted or {})  # a test may rescript its own server
         self._lock = threading.Lock()
         super().__init__()
 
