@@ -21,6 +21,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from needle_lib.errors import UsageError
+
 _PLAIN = re.compile(r"^[A-Za-z0-9_$][A-Za-z0-9._$-]*$")
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 _HEXISH = re.compile(r"^[0-9a-fA-F]{8,}$")
@@ -92,7 +94,7 @@ def safe_file_name(name: str, max_chars: int = MAX_FILE_NAME) -> str:
     return f"{clean[: max_chars - 13]}-{short_hash(name, 12)}"
 
 
-class UnsafePath(ValueError):
+class UnsafePath(UsageError, ValueError):
     """A name would place an output outside its root directory."""
 
 

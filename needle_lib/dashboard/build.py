@@ -85,7 +85,7 @@ def _leaderboard_table(runs: list[Run]) -> str:
     for position, (run, label) in enumerate(zip(runs, charts.axis_labels(runs), strict=True), 1):
         summary = run.summary
         css = " ".join(c for c in ("incomplete" if run.incomplete else "",
-                                   "ineligible" if not run.valid else "") if c)
+                                   "invalid" if not run.valid else "") if c)
         rows.append((css, [
             site.cell(str(position), numeric=True),
             site.cell(label),

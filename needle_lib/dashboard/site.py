@@ -30,7 +30,7 @@ table { border-collapse: collapse; margin: 1em 0; font-size: 0.92em; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.incomplete td { outline: 2px solid #d62728; }
-tr.ineligible td { color: #777; background: #f3f3f3; }
+tr.invalid td { color: #777; background: #f3f3f3; }
 .flag { color: #d62728; font-weight: bold; }
 .notes li { color: #8a4b00; }
 tr.errors td { background: #fff4f4; }

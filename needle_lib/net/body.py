@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import httpx
 
+from needle_lib.errors import NeedleError
+
 MiB = 1024 * 1024
 #: Decoders we accept; asking only for these keeps brotli/zstd bombs out of reach.
 ACCEPT_ENCODING = "gzip, deflate"
@@ -47,11 +49,11 @@ class BodyLimits:
             raise ValueError(f"max_bytes must be >= 1, got {self.max_bytes}")
 
 
-class AttemptDeadline(httpx.ReadTimeout):
+class AttemptDeadline(httpx.ReadTimeout, NeedleError):
     """The attempt outlived its total deadline (the server kept sending, or stalled)."""
 
 
-class UnreadableBody(httpx.RemoteProtocolError):
+class UnreadableBody(httpx.RemoteProtocolError, NeedleError):
     """The body cannot be decoded (an encoding we did not ask for, or corrupt gzip)."""
 
 

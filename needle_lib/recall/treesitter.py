@@ -16,6 +16,7 @@ import importlib
 from functools import cache
 from typing import TYPE_CHECKING
 
+from needle_lib.errors import UsageError
 from needle_lib.recall.grammars import GRAMMARS, Definition, Grammar
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ COMMENT, DOCSTRING = "comment", "docstring"
 Found = tuple[str, int, int, int]  # name, signature line, last signature line, last body line
 
 
-class GrammarMissingError(RuntimeError):
+class GrammarMissingError(UsageError, RuntimeError):
     """A tree-sitter grammar wheel is not installed."""
 
 
