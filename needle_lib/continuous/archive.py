@@ -57,7 +57,7 @@ def file_url(repo: str, path: str, endpoint: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class Uploaded:
-    commit: str | None  # None: nothing changed since the last publish
+    commit: str  # the hub's head after the commit (unchanged files are not re-sent)
     added: list[str]
     deleted: list[str]
 
@@ -135,7 +135,7 @@ class Archive:
         info = self._call("commit", lambda: self.api.create_commit(
             self.repo, operations=_fresh(hub, operations), repo_type=REPO_TYPE,
             commit_message=f"needle publish: {names}"[:200]))
-        return Uploaded(getattr(info, "oid", None), sorted(added), sorted(stale))
+        return Uploaded(str(info.oid), sorted(added), sorted(stale))
 
     def archived_files(self) -> list[str]:
         """Every file under ``runs/`` (the client follows the hub's pagination)."""
@@ -144,12 +144,12 @@ class Archive:
     def download(self, paths: list[str], into: Path) -> dict[str, Path]:
         """Download archived files into ``into`` (no shared cache: a backfill reads the
         archive as it is now)."""
-        got = {}
-        for path in paths:
-            got[path] = Path(self._call(f"download of {path}", lambda p=path: self.hub.hf_hub_download(
-                self.repo, p, repo_type=REPO_TYPE, endpoint=self.endpoint,
-                token=self.api.token, cache_dir=into / ".cache", local_dir=into)))
-        return got
+        def fetch(path: str) -> Path:
+            return Path(self.hub.hf_hub_download(
+                self.repo, path, repo_type=REPO_TYPE, endpoint=self.endpoint,
+                token=self.api.token, cache_dir=into / ".cache", local_dir=into))
+        return {path: self._call(f"download of {path}", lambda p=path: fetch(p))
+                for path in paths}
 
 
 def _fresh(hub: Any, operations: list[Any]) -> list[Any]:

@@ -197,8 +197,9 @@ class Published:
     site: Site
 
 
-def publish(runs: list[PublishedRun], directory: Path) -> Published:
-    """Merge already validated runs into the history directory under its lock."""
+def publish(runs: list[PublishedRun], directory: Path, *, rebuild: bool = False) -> Published:
+    """Merge already validated runs into the history directory under its lock; ``rebuild``
+    replaces the directory's history with these runs alone (a backfill from the archive)."""
     keys = [run.key for run in runs]
     twice = sorted({key for key in keys if keys.count(key) > 1})
     if twice:
@@ -206,7 +207,7 @@ def publish(runs: list[PublishedRun], directory: Path) -> Published:
             f"{bench} run {run_id}" for bench, run_id in twice))
     daily = [row for run in runs for row in daily_rows(run, _query_records(run))]
     with locked(directory):
-        site = Site.load(directory)
+        site = Site() if rebuild else Site.load(directory)
         replaced = [run for run in runs if site.add(run)]
         site.add_daily(runs, daily)
         site.refresh()

@@ -7,8 +7,8 @@ cache a file (``X-Repo-Commit``, ``ETag``, ``Content-Length``).
 Writes, in the shapes ``huggingface_hub`` (2.x) sends and parses (read from its
 ``hf_api.py`` and ``_commit_api.py``):
 
-- ``POST /api/repos/create`` (JSON ``{name, organization, type}``): 200 ``{url}``, or 409 when
-  the repo exists (``create_repo(exist_ok=True)`` accepts that);
+- ``POST /api/repos/create`` (JSON ``{name, organization, type}``): 200 ``{url}``, or 409
+  ``{error, url}`` when the repo exists (``create_repo(exist_ok=True)`` accepts that);
 - ``POST /api/{type}s/{repo}/preupload/{rev}`` (``{files: [{path, sample, size}]}``): every
   file ``uploadMode: "regular"`` (inlined in the commit, so no LFS/Xet round trip), with the
   git blob ``oid`` of the stored file so the client skips unchanged files itself;
@@ -118,11 +118,13 @@ class FakeHubServer(LoopbackServer):
     def _create(self, payload: dict[str, Any]) -> Response:
         name = "/".join(p for p in (payload.get("organization"), payload["name"]) if p)
         key = (payload.get("type") or "model", name)
-        if key in self.repos:
-            return 409, JSON, b'{"error": "You already created this repo"}'
-        self.repos.add(key)
         prefix = "" if key[0] == "model" else f"{key[0]}s/"
-        return 200, JSON, json.dumps({"url": f"{self.url}/{prefix}{name}"}).encode()
+        url = f"{self.url}/{prefix}{name}"
+        if key in self.repos:  # the hub names the existing repo, which the client returns
+            return 409, JSON, json.dumps({"error": "You already created this repo",
+                                          "url": url}).encode()
+        self.repos.add(key)
+        return 200, JSON, json.dumps({"url": url}).encode()
 
     def _preupload(self, repo_type: str, repo_id: str, payload: dict[str, Any]) -> Response:
         files = []
