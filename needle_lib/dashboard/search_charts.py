@@ -122,6 +122,16 @@ def _hover(engine: str, value: float | None, row: dict[str, Any]) -> str:
     return text + (f" ({', '.join(problems)})" if problems else "")
 
 
+def _single_run_axis(fig: go.Figure, view: BenchView) -> None:
+    """One run (or several at one moment): Plotly would zoom the time axis to a
+    sub-millisecond span; show a day around the run instead, ticked by the hour."""
+    moments = {parse_ts(r["ts"]) for r in view.rows}
+    if len(moments) == 1:
+        (moment,) = moments
+        fig.update_xaxes(range=[moment - timedelta(hours=12), moment + timedelta(hours=12)],
+                         tickformat="%b %d %H:%M", dtick=3 * 3600 * 1000)
+
+
 def _shade_missing(fig: go.Figure, view: BenchView, **where: Any) -> None:
     if view.period is None:
         return
@@ -147,6 +157,7 @@ def trend_figure(view: BenchView, metric: str) -> go.Figure:
             hovertext=[_hover(engine, y, p) for y, p in zip(ys, points, strict=True)],
             hoverinfo="text"))
     _shade_missing(fig, view)
+    _single_run_axis(fig, view)
     missing = f" · {len(view.missing)} missing run(s) shaded" if view.missing else ""
     fig.update_yaxes(range=[0, 1.05], title=view.metric_title(metric))
     fig.update_layout(title=f"{view.bench} — {view.metric_title(metric)} per run{missing}",
@@ -167,6 +178,7 @@ def group_trend_figure(view: BenchView, group: str, value: str,
             x=xs, y=ys, name=engine, mode="lines+markers", connectgaps=False,
             line={"color": colours[engine], "dash": "dash" if engine == ULTIMATE else "solid"}))
     _shade_missing(fig, view)
+    _single_run_axis(fig, view)
     fig.update_yaxes(range=[0, 1.05], title=view.metric_title("recall"))
     fig.update_layout(title=f"{view.bench} · {group} = {value}", height=340,
                       legend={"title": "engine"})
