@@ -86,29 +86,37 @@ class Site:
     def of_runs(cls, runs: list[PublishedRun]) -> Site:
         """A history held in memory: single reports shown without publishing them."""
         site = cls()
-        for run in runs:
-            site.add(run)
+        site.add(runs)
         site.refresh()
         return site
 
-    def add(self, run: PublishedRun) -> bool:
-        """Add a run's rows, replacing those of the same run; True when it replaced."""
-        replaced = False
+    def add(self, runs: list[PublishedRun]) -> list[PublishedRun]:
+        """Add runs' rows, replacing those of the same runs; returns the runs that replaced
+        earlier rows. One pass per file however many runs (a backfill adds a year)."""
+        keys = {run.key for run in runs}
+        present: set[tuple[str, str]] = set()
         for name in ROW_FILES:
             rows: list[dict[str, Any]] = getattr(self, name)
-            kept = [r for r in rows if (r["bench"], r["run_id"]) != run.key]
-            replaced |= len(kept) != len(rows)
-            new = getattr(run, name)
-            kept.extend(new if isinstance(new, list) else [new])
+            kept = []
+            for row in rows:
+                key = (row["bench"], row["run_id"])
+                if key in keys:
+                    present.add(key)
+                else:
+                    kept.append(row)
+            for run in runs:
+                new = getattr(run, name)
+                kept.extend(new if isinstance(new, list) else [new])
             kept.sort(key=lambda r: (r["ts"], r["bench"]))
             setattr(self, name, kept)
-        entry = {"bench": run.bench, "run_id": run.run_id, "ts": run.ts,
-                 "complete": run.complete, "source": run.source.name, "report": run.report}
-        self.reports[run.key] = entry
-        current = self.latest.get(run.bench)
-        if current is None or current["ts"] <= run.ts:
-            self.latest[run.bench] = entry
-        return replaced
+        for run in runs:
+            entry = {"bench": run.bench, "run_id": run.run_id, "ts": run.ts,
+                     "complete": run.complete, "source": run.source.name, "report": run.report}
+            self.reports[run.key] = entry
+            current = self.latest.get(run.bench)
+            if current is None or current["ts"] <= run.ts:
+                self.latest[run.bench] = entry
+        return [run for run in runs if run.key in present]
 
     def add_daily(self, runs: list[PublishedRun], rows: list[dict[str, Any]]) -> None:
         """Replace these runs' rows in the 24-hour query window with ``rows``."""
@@ -208,7 +216,7 @@ def publish(runs: list[PublishedRun], directory: Path, *, rebuild: bool = False)
     daily = [row for run in runs for row in daily_rows(run, _query_records(run))]
     with locked(directory):
         site = Site() if rebuild else Site.load(directory)
-        replaced = [run for run in runs if site.add(run)]
+        replaced = site.add(runs)
         site.add_daily(runs, daily)
         site.refresh()
         site.forget_reports([run.key for run in runs], directory)
