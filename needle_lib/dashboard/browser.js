@@ -120,6 +120,11 @@ function needleBrowser(root, bases) {
     box.appendChild(table);
     return box;
   }
+  // #q=…&bench=…&engine=…&rating=… opens the browser filtered (a link to a finding)
+  const wanted = new URLSearchParams(location.hash.slice(1));
+  [["q", search], ["bench", bench], ["engine", engine], ["rating", rating]].forEach(([k, n]) => {
+    if (wanted.has(k)) n.value = wanted.get(k);
+  });
   [search, bench, engine, rating].forEach(n => n.addEventListener("input", filter));
   prev.addEventListener("click", () => { page -= 1; show(); });
   next.addEventListener("click", () => { page += 1; show(); });

@@ -24,7 +24,10 @@ def price_figure(title: str, axis: str, points: dict[str, float], prices: dict[s
         hoverinfo="text"))
     top = max((prices[e].per_1k for e in priced), default=1.0)
     fig.update_xaxes(title="USD per 1,000 queries", range=[-0.05 * top - 0.5, top * 1.15 + 0.5])
-    fig.update_yaxes(title=axis, autorange="reversed" if reversed_y else None)
+    if reversed_y:
+        fig.update_yaxes(title=axis, autorange="reversed")
+    else:  # a score: the whole 0–1 scale, so a small gap does not look like a chasm
+        fig.update_yaxes(title=axis, range=[0, 1.05])
     fig.update_layout(title=title, height=420, showlegend=False)
     return fig
 
@@ -59,7 +62,8 @@ def latency_trend_figure(trend: dict[str, list[tuple[str, float]]],
         fig.add_trace(go.Scatter(x=[d for d, _ in series], y=[v for _, v in series],
                                  name=engine, mode="lines+markers" if len(days) < 30 else "lines",
                                  line={"color": colours.get(engine, "#555")}))
-    fig.update_xaxes(title="day (UTC)", type="category" if len(days) < 3 else "date")
+    fig.update_xaxes(title="day (UTC)", type="category" if len(days) < 3 else "date",
+                     tickformat="%b %d")
     fig.update_yaxes(title="median p50 seconds", rangemode="tozero")
     fig.update_layout(title="Latency trend: each day's median p50 per engine", height=420,
                       legend={"title": "engine"})
