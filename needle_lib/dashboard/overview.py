@@ -354,10 +354,9 @@ def _artifact_links(ctx: Context) -> str:
 
 # --- runs ----------------------------------------------------------------------------------
 
-def _run_page(ctx: Context, view: BenchView, run: dict[str, Any],
+def _run_page(ctx: Context, view: BenchView, run: dict[str, Any], rows: list[dict[str, Any]],
               kept: bool) -> tuple[str, PageTables]:
     tables = PageTables(f"{run['run_id']}.html")
-    rows = [r for r in view.rows if r["run_id"] == run["run_id"]]
     headers = ["engine", *(view.metric_title(m) for m in view.metrics), "queries scored",
                "search errors", "judge errors", "p50 s", "p95 s"]
     table = Table("engines", headers)
@@ -413,11 +412,15 @@ def write_overview(ctx: Context, out: Path) -> tuple[list[Path], dict[str, dict[
         pages.append(svg)
         bench_runs = [r for r in runs if r["bench"] == view.bench]
         kept = {run_id for bench, run_id in ctx.history.reports if bench == view.bench}
+        rows_of: dict[str, list[dict[str, Any]]] = {}
+        for row in view.rows:
+            rows_of.setdefault(row["run_id"], []).append(row)
         for run in bench_runs:
             if run["run_id"] in kept:
                 write_run_data(search_dir / view.bench / "runs" / run["run_id"],
                                ctx.history.reports[view.bench, run["run_id"]])
-            body, tables = _run_page(ctx, view, run, run["run_id"] in kept)
+            body, tables = _run_page(ctx, view, run, rows_of[run["run_id"]],
+                                     run["run_id"] in kept)
             pages += write_with_tables(out, f"{ROOT}/{view.bench}/runs/{run['run_id']}.html",
                                        f"{view.bench} — run {run['run_id']}", body, tables,
                                        [(f"{ROOT}/{view.bench}/runs.html", "runs"), *_nav()])
