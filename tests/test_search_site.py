@@ -22,6 +22,8 @@ from search_runs import START, finance_run, header, known_case, news_run, write_
 
 from needle_lib.benches.runfiles import finish_run
 from needle_lib.cli import main
+from needle_lib.dashboard import site
+from needle_lib.dashboard.judgements import browser_html, write_browser_script, write_run_data
 
 NEWS = ("exa", "exa-instant", "brave")
 PAGES = ("standings", "price", "latency", "independence", "methodology", "judgements")
@@ -263,17 +265,29 @@ def test_every_run_has_a_permalink(built):
 
 
 def test_a_20000_case_run_stays_paged(tmp_path):
+    """2,000 queries × 10 engines, in the per-query shape a known-item report holds, written
+    by the site's own run-data writer and opened in the real browser page."""
     chromium()
     engines = [f"engine-{i}" for i in range(10)]
     queries = 2000
-    cases = [known_case(f"q{q}", f"question {q}", e, 1 if (q + i) % 2 else None)
-             for q in range(queries) for i, e in enumerate(engines)]
-    path = write_report(tmp_path, {**header("finance", "known_item", engines, queries, START),
-                                   "bench": "finance"}, cases, START)
-    assert main(["dashboard", "--report", str(path), "--out", str(tmp_path / "site")]) == 0
-    folder = tmp_path / "site" / "search" / "finance" / "runs" / "20260701T001700Z"
-    assert len(list(folder.glob("chunk-*.js"))) == queries // 100
-    dom = run_chromium(tmp_path / "site" / "search" / "finance" / "latest.html", tmp_path / "p",
-                       "--dump-dom", "--virtual-time-budget=8000")
-    assert "1–25 of 2000 queries" in dom
+    per_query = {e: [{"query_id": f"q{q}", "query": f"question {q}", "gold_text": f"gold {q}",
+                      "hit_rank": 1 if (q + i) % 2 else None, "search_error": None,
+                      "results": [{"url": f"https://{e}.example/{q}/{r}", "title": f"t{r}",
+                                   "snippet": "s", "det_match": r == 0 and (q + i) % 2,
+                                   "match_why": "m", "judge_match": None} for r in range(3)]}
+                     for q in range(queries)] for i, e in enumerate(engines)}
+    entry = {"bench": "finance", "run_id": "R1", "ts": "2026-07-01T00:17:00Z",
+             "report": {"kind": "known_item", "header": {"num_results": 3},
+                        "engines": {e: {"per_query": rows} for e, rows in per_query.items()}}}
+    search = tmp_path / "site" / "search"
+    write_browser_script(search)
+    assert write_run_data(search / "finance" / "runs" / "R1", entry) == queries
+    chunks = sorted((search / "finance" / "runs" / "R1").glob("chunk-*.js"))
+    assert len(chunks) == queries // 100
+    page = site.write_page(tmp_path / "site", "search/finance/big.html", "big run",
+                           browser_html("../", [("finance/R1", "runs/R1/")]))
+    dom = run_chromium(page, tmp_path / "p", "--dump-dom", "--virtual-time-budget=8000",
+                       fragment="q=question 19")
+    # "question 19", "question 190"…"question 199", "question 1900"…: 111 matches, 25 shown
+    assert "1–25 of 111 queries" in dom
     assert dom.count('class="query"') == 25 and dom.count('class="result"') == 25 * 10 * 3

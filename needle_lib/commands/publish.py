@@ -66,7 +66,8 @@ def markdown_summary(runs: list[PublishedRun]) -> str:
 def _shard_groups(paths: list[Path]) -> tuple[list[Path], list[list[Path]]]:
     """Reports as given, and shard parts grouped by the run they belong to (same name
     without the ``.shard-I-of-N`` part)."""
-    single, groups = [], {}
+    single: list[Path] = []
+    groups: dict[tuple[Path, str, str], list[Path]] = {}
     for path in paths:
         match = SHARD.search(path.name)
         if match is None:

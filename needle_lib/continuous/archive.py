@@ -18,6 +18,7 @@ extra.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -148,7 +149,7 @@ class Archive:
             return Path(self.hub.hf_hub_download(
                 self.repo, path, repo_type=REPO_TYPE, endpoint=self.endpoint,
                 token=self.api.token, cache_dir=into / ".cache", local_dir=into))
-        return {path: self._call(f"download of {path}", lambda p=path: fetch(p))
+        return {path: self._call(f"download of {path}", functools.partial(fetch, path))
                 for path in paths}
 
 

@@ -44,5 +44,6 @@ def run_artifacts(run: PublishedRun) -> RunArtifacts:
                           run_dir / "gold" / name])
     # a run in flight is published from its journal: that file is the report already
     journal = None if report.name.endswith(JOURNAL_SUFFIX) else _first([journal_path(report)])
-    html = _first([run_dir / f"{run.bench}.html", report.with_suffix(".html")])
+    html = _first([run_dir / f"{run.bench}.html", report.parent / f"{run.bench}.html",
+                   report.with_suffix(".html")])
     return RunArtifacts(report, journal, queries, html)

@@ -9,7 +9,7 @@ rebuilds, and links to the run's archived artifacts when the site config names t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -218,12 +218,14 @@ def _independence(ctx: Context, tables: PageTables) -> str:
     unique = pooled_uniqueness(ctx.history, ctx.views)
     uniq = Table("uniqueness", ["engine", "unique URLs", "URLs", "unique share",
                                 "relevant unique", "relevant", "relevant unique share"])
-    for engine, cell in sorted(unique.items(), key=lambda item: -_share(
+    for engine, counts in sorted(unique.items(), key=lambda item: -_share(
             item[1], "relevant_unique_urls", "relevant_total_urls")):
-        uniq.add([Cell(engine), num(str(cell["unique_urls"])), num(str(cell["total_urls"])),
-                  num(f"{_share(cell, 'unique_urls', 'total_urls'):.1%}"),
-                  num(str(cell["relevant_unique_urls"])), num(str(cell["relevant_total_urls"])),
-                  num(f"{_share(cell, 'relevant_unique_urls', 'relevant_total_urls'):.1%}")])
+        uniq.add([Cell(engine), num(str(counts["unique_urls"])),
+                  num(str(counts["total_urls"])),
+                  num(f"{_share(counts, 'unique_urls', 'total_urls'):.1%}"),
+                  num(str(counts["relevant_unique_urls"])),
+                  num(str(counts["relevant_total_urls"])),
+                  num(f"{_share(counts, 'relevant_unique_urls', 'relevant_total_urls'):.1%}")])
     rates = {pair: cell["shared_rate"] for pair, cell in sharing.items()}
     suspicious = {pair: int(cell["num_shared3"]) for pair, cell in sharing.items()}
     return (f'<p class="definition">{escape(SUSPICIOUS)}</p>'
@@ -239,7 +241,7 @@ def _independence(ctx: Context, tables: PageTables) -> str:
             + tables.html(uniq))
 
 
-def _share(cell: dict[str, int], part: str, whole: str) -> float:
+def _share(cell: Mapping[str, float], part: str, whole: str) -> float:
     return cell[part] / cell[whole] if cell[whole] else 0.0
 
 

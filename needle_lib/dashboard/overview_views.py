@@ -116,7 +116,8 @@ def pooled_sharing(site: Site, views: list[BenchView]
     pooled: dict[tuple[str, str], dict[str, float]] = {}
     for view in views:
         for (a, b), cell in mean_jaccard(site.overlap, view.bench, end).items():
-            target = pooled.setdefault(tuple(sorted((a, b))), dict.fromkeys(SHARING_KEYS, 0))
+            pair = (a, b) if a <= b else (b, a)
+            target = pooled.setdefault(pair, dict.fromkeys(SHARING_KEYS, 0.0))
             for key in SHARING_KEYS:
                 target[key] += cell[key]
     for cell in pooled.values():

@@ -88,8 +88,8 @@ class FakeHubServer(LoopbackServer):
             return 404, "text/plain", b"Entry not found"
         at = parts.index("resolve")
         key = (repo_type, "/".join(parts[:at]), "/".join(parts[at + 2:]))
-        if key not in self.files:
-            return 404, "text/plain", b"Entry not found", {"X-Error-Code": "EntryNotFound"}
+        if key not in self.files:  # a plain 404: the client then falls back to its cache
+            return 404, "text/plain", b"Entry not found"
         return 200, "application/octet-stream", self.files[key]
 
     def _api(self, method: str, parts: list[str], query: dict[str, list[str]],
