@@ -70,16 +70,20 @@ class PageTables:
         self.stem = Path(page).stem
         self.tables: list[Table] = []
 
-    def html(self, table: Table) -> str:
-        self.tables.append(table)
-        base = f"{self.stem}.{table.name}"
+    def html(self, table: Table, *, export: bool = True) -> str:
+        """The table; with ``export``, its CSV and Markdown files are written with the page
+        and linked under it."""
         head = "".join(f"<th>{escape(h)}</th>" for h in table.headers)
         body = "".join(f'<tr class="{escape(css)}">' + "".join(c.html() for c in cells)
                        + "</tr>" for css, cells in table.rows)
-        return (f'<table class="export" data-table="{escape(table.name)}"><thead><tr>{head}'
-                f"</tr></thead><tbody>{body}</tbody></table>"
-                f'<p class="exports">export: {site.link(base + ".csv", "CSV")} · '
-                f'{site.link(base + ".md", "Markdown")}</p>')
+        html = (f'<table class="export" data-table="{escape(table.name)}"><thead><tr>{head}'
+                f"</tr></thead><tbody>{body}</tbody></table>")
+        if not export:
+            return html
+        self.tables.append(table)
+        base = f"{self.stem}.{table.name}"
+        return html + (f'<p class="exports">export: {site.link(base + ".csv", "CSV")} · '
+                       f'{site.link(base + ".md", "Markdown")}</p>')
 
     def write(self, folder: Path) -> list[Path]:
         written = []

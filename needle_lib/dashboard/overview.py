@@ -376,7 +376,9 @@ def _run_page(ctx: Context, view: BenchView, run: dict[str, Any], rows: list[dic
     body = [f'<p class="run-meta">{escape(view.bench)} run {escape(run["run_id"])} started '
             f"{escape(run['ts'])} UTC · {state} · permalink: "
             f"<code>{ROOT}/{escape(view.bench)}/runs/{escape(run['run_id'])}.html</code></p>",
-            tables.html(table)]
+            # not exported: a year of runs would be thousands of files, and these figures
+            # are the run's rows in history.jsonl
+            tables.html(table, export=False)]
     if ctx.config.hub:
         folder = f"runs/{view.bench}/{run['run_id']}"
         body.append("<p>Archived artifacts: " + site.link(

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
+from typing import Any
 
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 PLOTLY_JS = "plotly.min.js"
@@ -62,10 +64,17 @@ def clear_pages(out: Path) -> None:
             folder.rmdir()
 
 
-def figure_html(fig: go.Figure) -> str:
-    """A figure as a ``<div>`` plus inline script, relying on the page's bundled Plotly."""
-    return fig.to_html(full_html=False, include_plotlyjs=False,
-                       config={"displaylogo": False, "responsive": True})
+def figure_html(fig: go.Figure | dict[str, Any]) -> str:
+    """A figure as a ``<div>`` plus inline script, relying on the page's bundled Plotly.
+
+    A plain ``{"data": [...], "layout": {...}}`` dict is written without Plotly's
+    validation: charts with a year of points per engine (trends) spend seconds in it, and
+    their traces are built by our own code in the documented trace shape."""
+    config = {"displaylogo": False, "responsive": True}
+    if isinstance(fig, dict):
+        return pio.to_html(fig, full_html=False, include_plotlyjs=False, config=config,
+                           validate=False)
+    return fig.to_html(full_html=False, include_plotlyjs=False, config=config)
 
 
 def link(href: str, text: str) -> str:
