@@ -22,12 +22,12 @@ def chromium() -> str:
     return path
 
 
-def run_chromium(page: Path, profile: Path, *args: str) -> str:
+def run_chromium(page: Path, profile: Path, *args: str, fragment: str = "") -> str:
     """Load a local page headless with its own profile (so browsers can run in parallel);
-    returns stdout (the DOM with ``--dump-dom``)."""
+    returns stdout (the DOM with ``--dump-dom``). ``fragment`` is appended as ``#…``."""
+    uri = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
     result = subprocess.run(
-        [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args,
-         page.resolve().as_uri()],
+        [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, uri],
         capture_output=True, text=True, timeout=120, check=False,
     )
     return result.stdout

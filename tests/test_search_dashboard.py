@@ -78,13 +78,12 @@ def test_errors_and_missing_runs_are_visible(dashboard):
     assert 'class="errors"' in news_row and 'class="num flag">1<' in news_row
 
 
-def test_latest_run_browser_shows_judgements_and_matches(dashboard):
+def test_latest_run_page_links_its_permalink_and_loads_the_browser(dashboard):
     news = page(dashboard, "search/news/latest.html")
-    assert "Run 20260703T001700Z" in news and "news story 2 number 0" in news
-    assert "4 FullyM" in news and "rated 4" in news and "freshness_gate: pass" in news
-    finance = page(dashboard, "search/finance/latest.html")
-    assert "gold: {&#x27;field&#x27;: &#x27;ceo&#x27;" in finance
-    assert "no cue word" in finance and "gold found" in finance and ">miss<" in finance
+    assert "Run 20260703T001700Z" in news and 'href="runs/20260703T001700Z.html"' in news
+    data = dashboard / "search" / "news" / "runs" / "20260703T001700Z"
+    assert "news story 2 number 0" in (data / "index.js").read_text()
+    assert "rated 4" in (data / "chunk-0.js").read_text()
 
 
 def test_a_single_report_charts_without_history(reports, tmp_path, capsys):

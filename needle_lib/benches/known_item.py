@@ -122,6 +122,7 @@ def _per_query(case: dict[str, Any], score: float | None) -> dict[str, Any]:
         "query_id": case["query_id"],
         "query": case["query"],
         "gold": case.get("gold"),
+        "gold_text": case.get("gold_text"),
         "groups": case.get("groups", {}),
         "hit_rank": case.get("hit_rank"),
         "det_rank": case.get("det_rank"),

@@ -15,6 +15,7 @@ from needle_lib.continuous.runs import PublishedRun, ReportError, load_run
 from needle_lib.continuous.store import Site
 from needle_lib.dashboard.build import build_dashboard
 from needle_lib.dashboard.search_pages import SearchHistory
+from needle_lib.dashboard.site_config import SiteConfig, load_site_config
 from needle_lib.paths import RESULTS_DIR
 
 
@@ -28,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="search history directory written by `needle publish`")
     parser.add_argument("--report", type=Path, action="append", default=[], metavar="REPORT",
                         help="a search run report to chart (repeatable)")
+    parser.add_argument("--site-config", type=Path, default=None, metavar="FILE",
+                        help="search site settings (TOML): price overrides, the archive's "
+                             "dataset (see docs/site.md)")
     parser.add_argument("--out", type=Path, default=None,
                         help="output directory (default: <site>/dashboard or "
                              "<results>/dashboard)")
@@ -49,14 +53,17 @@ def _default_search(results: Path, notes: list[str]) -> SearchHistory | None:
 def run(args: argparse.Namespace) -> int:
     notes: list[str] = []
     results = args.results
+    config = load_site_config(args.site_config) if args.site_config else SiteConfig()
     if args.site is not None:
         if not args.site.is_dir():
             print(f"needle dashboard: {args.site} is not a directory", file=sys.stderr)
             return 2
-        search: SearchHistory | None = SearchHistory(Site.load(args.site), str(args.site))
+        search: SearchHistory | None = SearchHistory(Site.load(args.site), str(args.site),
+                                                     config)
     elif args.report:
         runs = [load_run(path) for path in args.report]
-        search = SearchHistory(Site.of_runs(runs), ", ".join(p.name for p in args.report))
+        search = SearchHistory(Site.of_runs(runs), ", ".join(p.name for p in args.report),
+                               config)
     else:
         results = results or RESULTS_DIR
         search = None

@@ -1,23 +1,42 @@
-"""`needle publish REPORT… --site DIR`: add search runs to a history directory.
+"""`needle publish REPORT… --site DIR [--hub REPO]`: add search runs to a history directory
+and, with ``--hub``, archive their artifacts in a Hugging Face dataset repository.
 
 Every report is read and scored before the directory is touched: one malformed file
 refuses the whole call and nothing is written, so a history never holds half a publish.
+Reports of one run split over machines (``…shard-I-of-N.json``) are merged first, so the
+run is published once with its pooled figures recomputed over every part.
+
+``--backfill`` rebuilds the history and the 24-hour query window from the archive alone
+(a lost or damaged history branch, or a history started after the archive).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import sys
+import tempfile
 from pathlib import Path
 
-from needle_lib.continuous.runs import PublishedRun, load_run
-from needle_lib.continuous.store import publish
+from needle_lib.benches.runfiles import JOURNAL_SUFFIX
+from needle_lib.commands.merge import merge_parts
+from needle_lib.continuous.archive import RUNS_ROOT, TOKEN_ENV, Archive
+from needle_lib.continuous.daily import to_jsonl
+from needle_lib.continuous.runs import PublishedRun, ReportError, load_run
+from needle_lib.continuous.store import Site, publish
+from needle_lib.jsonio import write_json_atomic
 from needle_lib.plugin.search_reports import engine_table
+from needle_lib.recall.merge import MergeError
+
+SHARD = re.compile(r"\.shard-(\d+)-of-(\d+)(?=\.json$|\.partial\.jsonl$)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
-        "publish", help="add search run reports to a history directory (for dashboards)")
-    parser.add_argument("reports", type=Path, nargs="+", metavar="REPORT",
+        "publish", help="add search run reports to a history directory (for dashboards), "
+                        "optionally archiving them on the Hugging Face hub")
+    parser.add_argument("reports", type=Path, nargs="*", metavar="REPORT",
                         help="results/search/<bench>__<queries>__<time>.json (or a "
                              ".partial.jsonl journal of a run in flight)")
     parser.add_argument("--site", type=Path, required=True, metavar="DIR",
@@ -25,6 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--summary", type=Path, default=None, metavar="FILE",
                         help="append Markdown tables of the published runs (e.g. "
                              "$GITHUB_STEP_SUMMARY)")
+    parser.add_argument("--hub", default=None, metavar="REPO",
+                        help="archive each run's report, journal, query file and HTML report "
+                             f"in this Hugging Face dataset repository (token: ${TOKEN_ENV}; "
+                             "without it the archive step is skipped)")
+    parser.add_argument("--backfill", action="store_true",
+                        help="rebuild the history and daily_queries.jsonl from the --hub "
+                             "archive (no REPORT arguments)")
     parser.set_defaults(func=run)
 
 
@@ -37,8 +63,94 @@ def markdown_summary(runs: list[PublishedRun]) -> str:
     return "\n".join(parts)
 
 
+def _shard_groups(paths: list[Path]) -> tuple[list[Path], list[list[Path]]]:
+    """Reports as given, and shard parts grouped by the run they belong to (same name
+    without the ``.shard-I-of-N`` part)."""
+    single: list[Path] = []
+    groups: dict[tuple[Path, str, str], list[Path]] = {}
+    for path in paths:
+        match = SHARD.search(path.name)
+        if match is None:
+            single.append(path)
+        else:
+            key = (path.parent, SHARD.sub("", path.name), match.group(2))
+            groups.setdefault(key, []).append(path)
+    return single, list(groups.values())
+
+
+def _merged_run(parts: list[Path]) -> PublishedRun:
+    """One run from its shard parts, merged beside them (as ``needle merge`` would write
+    it); parts that are missing make it an incomplete run."""
+    if len(parts) == 1:  # a lone part: its report is already a run (of fewer queries)
+        return load_run(parts[0])
+    try:
+        merged = merge_parts(parts)
+    except MergeError as exc:
+        raise ReportError(str(exc)) from None
+    name = SHARD.sub("", parts[0].name).removesuffix(JOURNAL_SUFFIX).removesuffix(".json")
+    target = parts[0].parent / f"{name}.json"
+    write_json_atomic(target, merged.dump, indent=1)
+    print(f"merged {len(parts)} shard part(s) → {target}")
+    return load_run(target)
+
+
+def load_runs(paths: list[Path]) -> list[PublishedRun]:
+    single, groups = _shard_groups(paths)
+    return [load_run(p) for p in single] + [_merged_run(g) for g in groups]
+
+
+def _archive(repo: str, runs: list[PublishedRun], site: Site) -> None:
+    if not os.environ.get(TOKEN_ENV, "").strip():
+        print(f"needle publish: {TOKEN_ENV} is not set; archive to {repo} skipped",
+              file=sys.stderr)
+        return
+    uploaded = Archive(repo).upload(runs, to_jsonl(site.daily))
+    print(f"archive → {repo}: {len(uploaded.added)} file(s), {len(uploaded.deleted)} stale "
+          f"file(s) removed (commit {uploaded.commit[:12]})")
+
+
+def _backfill(args: argparse.Namespace) -> int:
+    if args.hub is None:
+        print("needle publish: --backfill reads the archive: give --hub REPO", file=sys.stderr)
+        return 2
+    if args.reports:
+        print("needle publish: --backfill takes no REPORT arguments", file=sys.stderr)
+        return 2
+    archive = Archive(args.hub)
+    files = archive.archived_files()
+    with tempfile.TemporaryDirectory(prefix="needle-backfill-") as name:
+        local = archive.download(files, Path(name))
+        reports = _run_reports(local)
+        runs = [load_run(path) for path in reports]
+        result = publish(runs, args.site, rebuild=True)
+        archive.upload([], to_jsonl(result.site.daily))
+    print(f"backfill: {len(runs)} run(s) from {args.hub} → {args.site}; "
+          f"{len(result.site.daily)} query row(s) in the last 24 h")
+    return 0
+
+
+def _run_reports(local: dict[str, Path]) -> list[Path]:
+    """Per archived run folder, its report (or its journal, for a run archived in flight)."""
+    folders: dict[str, list[Path]] = {}
+    for repo_path, path in local.items():
+        parts = repo_path.split("/")
+        if len(parts) == 4 and parts[0] == RUNS_ROOT:
+            folders.setdefault("/".join(parts[:3]), []).append(path)
+    chosen = []
+    for paths in folders.values():
+        reports = [p for p in paths if p.suffix == ".json"]
+        journals = [p for p in paths if p.name.endswith(JOURNAL_SUFFIX)]
+        chosen.extend(reports[:1] or journals[:1])
+    return sorted(chosen)
+
+
 def run(args: argparse.Namespace) -> int:
-    runs = [load_run(path) for path in args.reports]  # all validated before any write
+    if args.backfill:
+        return _backfill(args)
+    if not args.reports:
+        print("needle publish: give REPORT files (or --backfill --hub REPO)", file=sys.stderr)
+        return 2
+    runs = load_runs(args.reports)  # all validated before any write
     result = publish(runs, args.site)
     for published in runs:
         verb = "replaced" if any(published is r for r in result.replaced) else "added"
@@ -49,4 +161,6 @@ def run(args: argparse.Namespace) -> int:
     if args.summary is not None:
         with args.summary.open("a", encoding="utf-8") as fh:
             fh.write(markdown_summary(runs))
+    if args.hub is not None:
+        _archive(args.hub, runs, result.site)
     return 0

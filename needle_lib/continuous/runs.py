@@ -12,6 +12,7 @@ file name), so publishing the same run again replaces its rows instead of adding
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -65,7 +66,9 @@ def iso(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@functools.lru_cache(maxsize=65536)
 def parse_ts(text: str) -> datetime:
+    """Cached: a history repeats each run's time on every engine and pair row."""
     moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 

@@ -4,7 +4,10 @@ Plain files, so the directory can live on a git branch or in an object store and
 by anything: ``history.jsonl`` (one row per run, bench and engine, ``ultimate`` included),
 ``overlap.jsonl`` (engine pairs), ``uniqueness.jsonl`` (engines), ``scores.jsonl``
 (per-query scores, last seven days only), ``ci.json`` (intervals over those days),
-``families.json`` and ``latest/<bench>.json`` (the newest run, for the run browser).
+``families.json``, ``latest/<bench>.json`` (the newest run, for the run browser),
+``runs/<bench>/<run_id>.json`` (the trimmed reports of each bench's newest ``RUNS_KEPT``
+runs, for the judgement browser and run permalinks; older runs live in the archive) and
+``daily_queries.jsonl`` (the queries of the last 24 hours, ``continuous.daily``).
 
 Writers take an exclusive ``flock`` on ``.publish.lock`` for the whole read-modify-write
 and replace each file atomically, so two publishes at once both land and a reader (or a
@@ -21,7 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from needle_lib.continuous.artifacts import run_artifacts
 from needle_lib.continuous.ci import confidence_intervals, in_window, window_end
+from needle_lib.continuous.daily import (
+    DAILY_FILE,
+    daily_rows,
+    read_query_records,
+    rolling_window,
+    to_jsonl,
+)
 from needle_lib.continuous.runs import PublishedRun, ReportError
 from needle_lib.jsonio import read_json, write_json_atomic, write_text_atomic
 from needle_lib.names import inside, safe_file_name
@@ -30,6 +41,10 @@ from needle_lib.search.families import FAMILIES
 ROW_FILES = ("history", "overlap", "uniqueness", "scores")
 LOCK = ".publish.lock"
 LATEST = "latest"
+RUNS = "runs"
+#: Run reports kept per bench: a week of the daily benches, a day of hourly news; enough to
+#: browse recent judgements without the history branch growing by a report every hour.
+RUNS_KEPT = 30
 
 
 @dataclass
@@ -42,6 +57,9 @@ class Site:
     scores: list[dict[str, Any]] = field(default_factory=list)
     latest: dict[str, dict[str, Any]] = field(default_factory=dict)
     ci: dict[str, Any] = field(default_factory=dict)
+    #: Kept run reports by (bench, run_id), each like a ``latest`` entry.
+    reports: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    daily: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def load(cls, directory: Path) -> Site:
@@ -50,12 +68,13 @@ class Site:
         site = cls()
         for name in ROW_FILES:
             setattr(site, name, _read_rows(directory / f"{name}.jsonl"))
+        site.daily = _read_rows(directory / DAILY_FILE)
         for path in sorted((directory / LATEST).glob("*.json")):
-            try:
-                latest = read_json(path)
-                site.latest[latest["bench"]] = latest
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise ReportError(f"{path}: not a latest-run file: {exc}") from None
+            latest = _read_entry(path)
+            site.latest[latest["bench"]] = latest
+        for path in sorted((directory / RUNS).glob("*/*.json")):
+            entry = _read_entry(path)
+            site.reports[entry["bench"], entry["run_id"]] = entry
         ci_path = directory / "ci.json"
         if ci_path.exists():
             try:
@@ -68,34 +87,53 @@ class Site:
     def of_runs(cls, runs: list[PublishedRun]) -> Site:
         """A history held in memory: single reports shown without publishing them."""
         site = cls()
-        for run in runs:
-            site.add(run)
+        site.add(runs)
         site.refresh()
         return site
 
-    def add(self, run: PublishedRun) -> bool:
-        """Add a run's rows, replacing those of the same run; True when it replaced."""
-        replaced = False
+    def add(self, runs: list[PublishedRun]) -> list[PublishedRun]:
+        """Add runs' rows, replacing those of the same runs; returns the runs that replaced
+        earlier rows. One pass per file however many runs (a backfill adds a year)."""
+        keys = {run.key for run in runs}
+        present: set[tuple[str, str]] = set()
         for name in ROW_FILES:
             rows: list[dict[str, Any]] = getattr(self, name)
-            kept = [r for r in rows if (r["bench"], r["run_id"]) != run.key]
-            replaced |= len(kept) != len(rows)
-            new = getattr(run, name)
-            kept.extend(new if isinstance(new, list) else [new])
+            kept = []
+            for row in rows:
+                key = (row["bench"], row["run_id"])
+                if key in keys:
+                    present.add(key)
+                else:
+                    kept.append(row)
+            for run in runs:
+                new = getattr(run, name)
+                kept.extend(new if isinstance(new, list) else [new])
             kept.sort(key=lambda r: (r["ts"], r["bench"]))
             setattr(self, name, kept)
-        current = self.latest.get(run.bench)
-        if current is None or current["ts"] <= run.ts:
-            self.latest[run.bench] = {"bench": run.bench, "run_id": run.run_id, "ts": run.ts,
-                                      "complete": run.complete, "source": run.source.name,
-                                      "report": run.report}
-        return replaced
+        for run in runs:
+            entry = {"bench": run.bench, "run_id": run.run_id, "ts": run.ts,
+                     "complete": run.complete, "source": run.source.name, "report": run.report}
+            self.reports[run.key] = entry
+            current = self.latest.get(run.bench)
+            if current is None or current["ts"] <= run.ts:
+                self.latest[run.bench] = entry
+        return [run for run in runs if run.key in present]
+
+    def add_daily(self, runs: list[PublishedRun], rows: list[dict[str, Any]]) -> None:
+        """Replace these runs' rows in the 24-hour query window with ``rows``."""
+        self.daily = rolling_window(self.daily, runs, rows)
 
     def refresh(self) -> None:
-        """Drop per-query scores older than the window and recompute the intervals."""
+        """Drop per-query scores older than the window and run reports beyond the newest
+        ``RUNS_KEPT`` per bench, and recompute the intervals."""
         end = window_end(self.history)
         self.scores = [r for r in self.scores if end is not None and in_window(r, end)]
         self.ci = confidence_intervals(self.scores, end=end)
+        newest: dict[str, list[tuple[str, str]]] = {}
+        for key in sorted(self.reports, key=lambda k: self.reports[k]["ts"], reverse=True):
+            newest.setdefault(key[0], []).append(key)
+        keep = {key for keys in newest.values() for key in keys[:RUNS_KEPT]}
+        self.reports = {k: v for k, v in self.reports.items() if k in keep}
 
     def write(self, directory: Path) -> None:
         for name in ROW_FILES:
@@ -104,9 +142,33 @@ class Site:
                 json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows))
         write_json_atomic(directory / "ci.json", self.ci, indent=1)
         write_json_atomic(directory / "families.json", FAMILIES, indent=1)
+        write_text_atomic(directory / DAILY_FILE, to_jsonl(self.daily))
         for bench, latest in self.latest.items():
             write_json_atomic(inside(directory / LATEST, f"{safe_file_name(bench)}.json"),
                               latest)
+        for (bench, run_id), entry in self.reports.items():
+            target = inside(directory / RUNS,
+                            f"{safe_file_name(bench)}/{safe_file_name(run_id)}.json")
+            if not target.exists():  # a run's kept report never changes unless re-published
+                write_json_atomic(target, entry)
+        for path in (directory / RUNS).glob("*/*.json"):
+            if (path.parent.name, path.stem) not in self.reports:
+                path.unlink()
+
+    def forget_reports(self, keys: list[tuple[str, str]], directory: Path) -> None:
+        """Mark re-published runs so their kept reports are rewritten."""
+        for bench, run_id in keys:
+            (directory / RUNS / bench / f"{run_id}.json").unlink(missing_ok=True)
+
+
+def _read_entry(path: Path) -> dict[str, Any]:
+    try:
+        entry = read_json(path)
+        if not isinstance(entry, dict) or not {"bench", "run_id", "ts", "report"} <= entry.keys():
+            raise ValueError("needs bench, run_id, ts and report")
+        return entry
+    except (OSError, ValueError) as exc:
+        raise ReportError(f"{path}: not a run-report file: {exc}") from None
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
@@ -143,18 +205,28 @@ def locked(directory: Path) -> Iterator[None]:
 class Published:
     added: list[PublishedRun]
     replaced: list[PublishedRun]
+    site: Site
 
 
-def publish(runs: list[PublishedRun], directory: Path) -> Published:
-    """Merge already validated runs into the history directory under its lock."""
+def publish(runs: list[PublishedRun], directory: Path, *, rebuild: bool = False) -> Published:
+    """Merge already validated runs into the history directory under its lock; ``rebuild``
+    replaces the directory's history with these runs alone (a backfill from the archive)."""
     keys = [run.key for run in runs]
     twice = sorted({key for key in keys if keys.count(key) > 1})
     if twice:
         raise ReportError("the same run given twice: " + ", ".join(
             f"{bench} run {run_id}" for bench, run_id in twice))
+    daily = [row for run in runs for row in daily_rows(run, _query_records(run))]
     with locked(directory):
-        site = Site.load(directory)
-        replaced = [run for run in runs if site.add(run)]
+        site = Site() if rebuild else Site.load(directory)
+        replaced = site.add(runs)
+        site.add_daily(runs, daily)
         site.refresh()
+        site.forget_reports([run.key for run in runs], directory)
         site.write(directory)
-    return Published([r for r in runs if all(r is not x for x in replaced)], replaced)
+    return Published([r for r in runs if all(r is not x for x in replaced)], replaced, site)
+
+
+def _query_records(run: PublishedRun) -> list[dict[str, Any]]:
+    queries = run_artifacts(run).queries
+    return read_query_records(queries) if queries else []

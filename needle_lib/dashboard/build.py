@@ -229,7 +229,7 @@ def build_dashboard(results: Path | None, out: Path, *, manifest: Path = DEFAULT
         pages.append(site.write_page(out, href, title, body))
     body = _index_body(found, depth, notes) if results is not None else ""
     if search is not None:
-        built_search = write_search_pages(search.site, out, search.source)
+        built_search = write_search_pages(search.site, out, search.source, search.config)
         pages.extend(built_search.pages)
         body += built_search.index_section
     title = "Needle dashboard" if search is not None else "Needle recall dashboard"

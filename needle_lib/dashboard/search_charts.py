@@ -122,55 +122,73 @@ def _hover(engine: str, value: float | None, row: dict[str, Any]) -> str:
     return text + (f" ({', '.join(problems)})" if problems else "")
 
 
-def _shade_missing(fig: go.Figure, view: BenchView, **where: Any) -> None:
-    if view.period is None:
-        return
-    for slot in view.missing:
-        fig.add_vrect(x0=slot, x1=slot + view.period, fillcolor=MISSING_FILL, line_width=0,
-                      layer="below", **where)
+#: A figure as Plotly's JSON shape, written unvalidated (``site.figure_html``).
+FigureSpec = dict[str, Any]
 
 
-def trend_figure(view: BenchView, metric: str) -> go.Figure:
+def _time_layout(view: BenchView, title: str, axis: str, height: int) -> dict[str, Any]:
+    """Layout of a chart over runs: the 0–1 scale, missing slots shaded (one band per slot),
+    and, for one run, a day-wide axis: Plotly would zoom a lone moment to a
+    sub-millisecond span."""
+    layout: dict[str, Any] = {"title": {"text": title}, "height": height,
+                              "legend": {"title": {"text": "engine"}},
+                              "yaxis": {"range": [0, 1.05], "title": {"text": axis}},
+                              "xaxis": {"type": "date"}}
+    if view.period is not None and view.missing:
+        layout["shapes"] = [
+            {"type": "rect", "xref": "x", "yref": "paper", "x0": slot,
+             "x1": slot + view.period, "y0": 0, "y1": 1, "fillcolor": MISSING_FILL,
+             "line": {"width": 0}, "layer": "below"} for slot in view.missing]
+    moments = {r["ts"] for r in view.rows}
+    if len(moments) == 1:
+        moment = parse_ts(moments.pop())
+        layout["xaxis"].update(range=[moment - timedelta(hours=12),
+                                      moment + timedelta(hours=12)],
+                               tickformat="%b %d %H:%M", dtick=3 * 3600 * 1000)
+    return layout
+
+
+def _line(engine: str, colour: str, xs: list[Any], ys: list[Any]) -> dict[str, Any]:
+    return {"type": "scatter", "x": xs, "y": ys, "name": engine, "mode": "lines+markers",
+            "connectgaps": False,
+            "line": {"color": colour, "dash": "dash" if engine == ULTIMATE else "solid"}}
+
+
+def trend_figure(view: BenchView, metric: str) -> FigureSpec:
     """One line per engine over every run of the bench (the pool only where it is a
     ceiling worth seeing: recall, not nDCG, where it is 1 by definition)."""
     colours = engine_colours(view.engines)
-    fig = go.Figure()
+    by_engine: dict[str, list[dict[str, Any]]] = {}
+    for row in view.rows:
+        by_engine.setdefault(row["engine"], []).append(row)
+    data = []
     for engine in view.engines:
         if engine == ULTIMATE and metric != "recall":
             continue
-        rows = [r for r in view.rows if r["engine"] == engine]
+        rows = by_engine.get(engine, [])
         xs, ys, points = _with_gaps([(r["ts"], r.get(metric), r) for r in rows], view.period)
-        fig.add_trace(go.Scatter(
-            x=xs, y=ys, name=engine, mode="lines+markers", connectgaps=False,
-            line={"color": colours[engine], "dash": "dash" if engine == ULTIMATE else "solid"},
-            marker={"symbol": [_marker(p) for p in points], "size": 8},
-            hovertext=[_hover(engine, y, p) for y, p in zip(ys, points, strict=True)],
-            hoverinfo="text"))
-    _shade_missing(fig, view)
+        data.append({**_line(engine, colours[engine], xs, ys),
+                     "marker": {"symbol": [_marker(p) for p in points], "size": 8},
+                     "hovertext": [_hover(engine, y, p) for y, p in zip(ys, points,
+                                                                        strict=True)],
+                     "hoverinfo": "text"})
     missing = f" · {len(view.missing)} missing run(s) shaded" if view.missing else ""
-    fig.update_yaxes(range=[0, 1.05], title=view.metric_title(metric))
-    fig.update_layout(title=f"{view.bench} — {view.metric_title(metric)} per run{missing}",
-                      height=420, legend={"title": "engine"})
-    return fig
+    title = f"{view.bench} — {view.metric_title(metric)} per run{missing}"
+    return {"data": data, "layout": _time_layout(view, title, view.metric_title(metric), 420)}
 
 
 def group_trend_figure(view: BenchView, group: str, value: str,
-                       series: dict[str, list[tuple[str, float]]]) -> go.Figure:
+                       series: dict[str, list[tuple[str, float]]]) -> FigureSpec:
     """Recall of one breakdown cell (e.g. bucket = filings) per engine over runs."""
     colours = engine_colours(view.engines)
-    fig = go.Figure()
+    data = []
     for engine in view.engines:
-        if engine not in series:
-            continue
-        xs, ys, _ = _with_gaps([(ts, v, {"ts": ts}) for ts, v in series[engine]], view.period)
-        fig.add_trace(go.Scatter(
-            x=xs, y=ys, name=engine, mode="lines+markers", connectgaps=False,
-            line={"color": colours[engine], "dash": "dash" if engine == ULTIMATE else "solid"}))
-    _shade_missing(fig, view)
-    fig.update_yaxes(range=[0, 1.05], title=view.metric_title("recall"))
-    fig.update_layout(title=f"{view.bench} · {group} = {value}", height=340,
-                      legend={"title": "engine"})
-    return fig
+        if engine in series:
+            xs, ys, _ = _with_gaps([(ts, v, {"ts": ts}) for ts, v in series[engine]],
+                                   view.period)
+            data.append(_line(engine, colours[engine], xs, ys))
+    return {"data": data, "layout": _time_layout(
+        view, f"{view.bench} · {group} = {value}", view.metric_title("recall"), 340)}
 
 
 def overlap_figure(engines: list[str], sums: dict[tuple[str, str], dict[str, float]],

@@ -9,7 +9,7 @@ runs are shown where the figures are, never only in a footnote.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from html import escape
 from pathlib import Path
@@ -19,6 +19,8 @@ from needle_lib.continuous.ci import window_end
 from needle_lib.continuous.store import Site
 from needle_lib.dashboard import search_charts as charts
 from needle_lib.dashboard import site
+from needle_lib.dashboard.judgements import browser_html
+from needle_lib.dashboard.overview import OVERVIEW, overview_context, write_overview
 from needle_lib.dashboard.search_views import (
     BenchView,
     EngineStanding,
@@ -27,23 +29,11 @@ from needle_lib.dashboard.search_views import (
     mean_jaccard,
     uniqueness_totals,
 )
+from needle_lib.dashboard.site_config import SiteConfig
 from needle_lib.metrics.ndcg import ULTIMATE
-from needle_lib.report.untrusted import result_link
 
 ROOT = "search"
 MISSING_SHOWN = 12
-
-BROWSER_SCRIPT = """
-<script>
-function filterQueries(text) {
-  const needle = text.toLowerCase();
-  for (const item of document.querySelectorAll('details.query')) {
-    item.style.display = item.textContent.toLowerCase().includes(needle) ? '' : 'none';
-  }
-}
-</script>
-"""
-
 
 @dataclass(frozen=True)
 class SearchHistory:
@@ -51,6 +41,7 @@ class SearchHistory:
 
     site: Site
     source: str
+    config: SiteConfig = field(default_factory=SiteConfig)
 
 
 @dataclass
@@ -189,85 +180,16 @@ def _uniqueness(view: BenchView, history: Site) -> str:
                           "queries"], rows))
 
 
-def _result_cells(kind: str, rank: int, result: dict[str, Any]) -> list[str]:
-    link = (f'{result_link(result.get("url", ""), result.get("title") or "")}'
-            f"<br><small>{escape(result.get('url', ''))}</small><br>"
-            f"<small>{escape(result.get('snippet') or '')}</small>")
-    if kind == "judged":
-        gates = result.get("gates") or {}
-        return [site.cell(str(rank), numeric=True), f"<td>{link}</td>",
-                site.cell("judge error" if result.get("rating") is None
-                          else f"{result['rating']} {result.get('label') or ''}".strip()),
-                site.cell(result.get("reasoning") or result.get("judge_error") or ""),
-                site.cell(", ".join(f"{k}: {v}" for k, v in gates.items()))]
-    matched = result.get("det_match")
-    judge = result.get("judge_match")
-    verdict = ("match" if matched else "judge: match" if judge else "no match")
-    return [site.cell(str(rank), numeric=True), f"<td>{link}</td>",
-            site.cell(verdict, css="" if matched or judge else "flag"),
-            site.cell(result.get("match_why") or ""),
-            site.cell("" if judge is None else f"judge: {judge}")]
-
-
-def _row_score(kind: str, row: dict[str, Any]) -> str:
-    if row.get("search_error"):
-        return "search error"
-    if kind == "judged":
-        return f"nDCG {_num(row.get('ndcg'))}"
-    return f"hit at {row['hit_rank']}" if row.get("hit_rank") else "miss"
-
-
-def _engine_rows(kind: str, engine: str, row: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    head = f"<td rowspan=\"{max(1, len(row.get('results', [])))}\">{escape(engine)}<br>" \
-           f"<small>{escape(_row_score(kind, row))}</small></td>"
-    if row.get("search_error"):
-        return [("errors", [head, f'<td colspan="5" class="flag">search error: '
-                                  f"{escape(str(row['search_error']))}</td>"])]
-    results = row.get("results", [])
-    if not results:
-        return [("", [head, '<td colspan="5">no results</td>'])]
-    return [("", ([head] if rank == 1 else []) + _result_cells(kind, rank, result))
-            for rank, result in enumerate(results, start=1)]
-
-
 def _latest(view: BenchView, history: Site) -> str | None:
     latest = history.latest.get(view.bench)
-    if latest is None:
+    if latest is None or (view.bench, latest["run_id"]) not in history.reports:
         return None
-    report = latest["report"]
-    by_query: dict[str, dict[str, dict[str, Any]]] = {}
-    texts: dict[str, dict[str, Any]] = {}
-    for engine, summary in report["engines"].items():
-        if engine == ULTIMATE:
-            continue
-        for row in summary["per_query"]:
-            by_query.setdefault(row["query_id"], {})[engine] = row
-            texts.setdefault(row["query_id"], row)
-    headers = (["engine", "rank", "result", "rating", "reasoning", "gates"]
-               if view.kind == "judged" else
-               ["engine", "rank", "result", "matched", "why", "backstop judge"])
-    parts = [f"<p>Run {escape(latest['run_id'])} ({escape(latest['ts'])}), "
-             f"{escape(latest['source'])}: {len(by_query)} queries, "
-             f"{_run_status(latest)}."
-             "</p>",
-             '<p><input type="search" placeholder="filter queries, URLs, engines…" '
-             'oninput="filterQueries(this.value)" size="50"></p>', BROWSER_SCRIPT]
-    for number, (query_id, engines) in enumerate(by_query.items()):
-        first = texts[query_id]
-        errors = sum(bool(r.get("search_error")) for r in engines.values())
-        gold = (f"<p>gold: {escape(str(first.get('gold')))}</p>" if view.kind == "known_item"
-                else "")
-        rows = [row for engine, r in engines.items()
-                for row in _engine_rows(view.kind, engine, r)]
-        flag = f' <span class="flag">{errors} search error(s)</span>' if errors else ""
-        scores = " · ".join(f"{engine} {_row_score(view.kind, r)}" for engine, r in
-                            engines.items())
-        opened = " open" if number == 0 else ""
-        parts.append(f'<details class="query"{opened}><summary>{escape(first["query"])} '
-                     f"<small>({escape(query_id)}; {escape(scores)})</small>{flag}</summary>"
-                     f"{gold}"
-                     + site.table(headers, rows) + "</details>")
-    return "".join(parts)
+    run_id = latest["run_id"]
+    state = _run_status(latest)
+    return (f"<p>Run {escape(run_id)} ({escape(latest['ts'])}), {escape(latest['source'])}, "
+            f"{state}; its permalink: "
+            + site.link(f"runs/{run_id}.html", f"runs/{run_id}.html") + ".</p>"
+            + browser_html("../", [(f"{view.bench}/{run_id}", f"runs/{run_id}/")]))
 
 
 def _bench_pages(view: BenchView, history: Site
@@ -299,29 +221,36 @@ def _index_row(view: BenchView, links: dict[str, str]) -> tuple[str, list[str]]:
     ])
 
 
-def write_search_pages(history: Site, out: Path, source: str) -> SearchBuild:
-    """Write every bench's pages under ``out/search/<bench>/``; returns them and the index
-    section linking them."""
+def write_search_pages(history: Site, out: Path, source: str,
+                       config: SiteConfig | None = None) -> SearchBuild:
+    """Write every bench's pages under ``out/search/<bench>/`` and the cross-bench pages
+    under ``out/search/``; returns them and the index section linking them."""
     pages: list[Path] = []
     rows = []
-    for view in bench_views(history):
+    views = bench_views(history)
+    if not views:
+        return SearchBuild(pages, f"<h2>Search benchmarks</h2><p>No search runs in "
+                                  f"{escape(source)}.</p>")
+    overview_pages, extra = write_overview(
+        overview_context(history, views, config or SiteConfig()), out)
+    pages.extend(overview_pages)
+    for view in views:
         built = {}
         for page, (text, make) in _bench_pages(view, history).items():
             body = make()
             if body is not None:
                 built[page] = (text, body)
         nav = [(f"{ROOT}/{view.bench}/{page}", text) for page, (text, _) in built.items()]
+        nav += list(extra.get(view.bench, {}).items())
         for page, (text, body) in built.items():
             pages.append(site.write_page(out, f"{ROOT}/{view.bench}/{page}",
                                          f"{view.bench} — {text}", body, nav))
         rows.append(_index_row(view, {href: text for href, text in nav}))
-    if not rows:
-        return SearchBuild(pages, f"<h2>Search benchmarks</h2><p>No search runs in "
-                                  f"{escape(source)}.</p>")
     table = site.table(["bench", "kind", "runs (7 days / all)", "latest run (UTC)",
                         "missing runs", "incomplete runs", "errors (7 days)", "pages"], rows)
+    across = " · ".join(site.link(f"{ROOT}/{page}", text) for page, text in OVERVIEW.items())
     return SearchBuild(pages, f"<h2>Search benchmarks</h2><p>From {escape(source)}.</p>"
-                              + table)
+                              f'<p class="overview">Across benches: {across}</p>' + table)
 
 
 def _run_status(report: dict[str, Any]) -> str:

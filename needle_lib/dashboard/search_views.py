@@ -18,6 +18,8 @@ from needle_lib.continuous.schedule import SCHEDULE
 from needle_lib.continuous.store import Site
 from needle_lib.metrics.ndcg import ULTIMATE
 
+SHARING_KEYS = ("jaccard_sum", "num_shared3", "num_suspect", "low_shared_urls", "num_queries",
+                "shared_urls")
 METRIC_TITLES = {"ndcg": "nDCG@{k}", "recall": "recall@{k}", "mrr": "MRR@{k}"}
 
 
@@ -169,10 +171,9 @@ def mean_jaccard(overlap: list[dict[str, Any]], bench: str, end: datetime | None
     for row in overlap:
         if row["bench"] != bench or end is None or not in_window(row, end):
             continue
-        cell = sums.setdefault((row["a"], row["b"]), dict.fromkeys(
-            ("jaccard_sum", "num_shared3", "num_suspect", "low_shared_urls", "num_queries"), 0))
+        cell = sums.setdefault((row["a"], row["b"]), dict.fromkeys(SHARING_KEYS, 0))
         for key in cell:
-            cell[key] += row[key]
+            cell[key] += row.get(key, 0)  # shared_urls: absent from rows of older publishes
     for cell in sums.values():
         cell["mean_jaccard"] = cell["jaccard_sum"] / cell["num_queries"] if cell[
             "num_queries"] else 0.0

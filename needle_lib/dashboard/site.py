@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from needle_lib.names import inside
@@ -65,11 +66,18 @@ def clear_pages(out: Path) -> None:
             folder.rmdir()
 
 
-def figure_html(fig: go.Figure) -> str:
+def figure_html(fig: go.Figure | dict[str, Any]) -> str:
     """A figure as a ``<div>`` plus inline script, relying on the page's bundled Plotly.
-    Its text goes through ``plotly_escaped`` first: every chart passes here."""
-    return plotly_escaped(fig).to_html(full_html=False, include_plotlyjs=False,
-                                       config={"displaylogo": False, "responsive": True})
+    Its text is escaped first (``plotly_escaped``): every chart passes here.
+
+    A plain ``{"data": [...], "layout": {...}}`` dict is written without Plotly's
+    validation: charts with a year of points per engine (trends) spend seconds in it, and
+    their traces are built by our own code in the documented trace shape."""
+    config = {"displaylogo": False, "responsive": True}
+    if isinstance(fig, dict):
+        return pio.to_html(_escape_text(fig, inside_text=False), full_html=False,
+                           include_plotlyjs=False, config=config, validate=False)
+    return plotly_escaped(fig).to_html(full_html=False, include_plotlyjs=False, config=config)
 
 
 #: Figure keys whose strings Plotly renders as its HTML subset (``<a href>``, ``<b>``…).

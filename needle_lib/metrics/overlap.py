@@ -71,6 +71,9 @@ def unique_urls(per_query: Iterable[Mapping[str, Sequence[str]]]) -> dict[str, i
 #: A URL two engines share rated below ``RELEVANT_RATING`` is suspicious sharing (copied or
 #: syndicated low-value results), not agreement on a good answer.
 SHARED_MANY = 3
+#: "Suspicious sharing" counts shared URLs within each list's first ``SHARED_TOP`` results:
+#: three of the same five URLs is unlikely from two independent indexes.
+SHARED_TOP = 5
 
 
 @dataclass(frozen=True)
@@ -79,13 +82,15 @@ class PairSharing:
     runs add up: mean Jaccard over a week is Σ ``jaccard_sum`` / Σ ``num_queries``."""
 
     jaccard_sum: float
-    #: Queries where the two lists share at least ``SHARED_MANY`` URLs.
+    #: Queries where the two lists' top ``SHARED_TOP`` share at least ``SHARED_MANY`` URLs.
     num_shared3: int
     #: Queries with a shared low-rated URL or at least ``SHARED_MANY`` shared URLs.
     num_suspect: int
     #: Shared URLs the judge rated below ``RELEVANT_RATING`` (unrated URLs are not counted).
     low_shared_urls: int
     num_queries: int
+    #: URLs in both lists, summed over queries.
+    shared_urls: int = 0
 
 
 RatedUrls = Mapping[str, Sequence[tuple[str, int | None]]]
@@ -109,22 +114,25 @@ def pair_sharing(per_query: Iterable[RatedUrls]) -> dict[tuple[str, str], PairSh
     sums: dict[tuple[str, str], list[float]] = {}
     for results_by_engine in per_query:
         ratings = {e: _best_ratings(r) for e, r in results_by_engine.items() if e != ULTIMATE}
+        tops = {e: set(list(r)[:SHARED_TOP]) for e, r in ratings.items()}
         for a, b in combinations(ratings, 2):
             union = ratings[a].keys() | ratings[b].keys()
             if not union:
                 continue
             shared = ratings[a].keys() & ratings[b].keys()
+            many = len(tops[a] & tops[b]) >= SHARED_MANY
             low = 0
             for url in shared:
                 known = [r for r in (ratings[a][url], ratings[b][url]) if r is not None]
                 low += bool(known) and max(known) < RELEVANT_RATING
-            cell = sums.setdefault((a, b), [0.0, 0, 0, 0, 0])
+            cell = sums.setdefault((a, b), [0.0, 0, 0, 0, 0, 0])
             cell[0] += len(shared) / len(union)
-            cell[1] += len(shared) >= SHARED_MANY
-            cell[2] += low > 0 or len(shared) >= SHARED_MANY
+            cell[1] += many
+            cell[2] += low > 0 or many
             cell[3] += low
             cell[4] += 1
-    return {pair: PairSharing(s[0], int(s[1]), int(s[2]), int(s[3]), int(s[4]))
+            cell[5] += len(shared)
+    return {pair: PairSharing(s[0], int(s[1]), int(s[2]), int(s[3]), int(s[4]), int(s[5]))
             for pair, s in sums.items()}
 
 

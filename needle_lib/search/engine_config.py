@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.redact import register_secret_param
+from needle_lib.search.prices import Price, price_of
 from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -36,6 +37,9 @@ TOP_SCHEMA = {
     "auth": Key((dict,)),
     "request": Key((dict,), True),
     "response": Key((dict,), True),
+    "price_per_1k": Key((float,)),
+    "price_source": Key((str,)),
+    "price_date": Key((str, date)),
 }
 AUTH_SCHEMA = {
     "header": Key((str,)),
@@ -121,6 +125,8 @@ class EngineDefinition:
     snippet_field_path: str | None = None
     date_field: str | None = None
     error_field: str | None = None
+    #: USD per 1,000 queries (``price_per_1k`` with ``price_source`` and ``price_date``).
+    price: Price | None = None
 
 
 def load_engine_definition(path: Path) -> EngineDefinition:
@@ -175,6 +181,7 @@ def load_engine_definition(path: Path) -> EngineDefinition:
         snippet_field_path=response.get("snippet"),
         date_field=response.get("date"),
         error_field=response.get("error"),
+        price=price_of(data, path),
     )
 
 

@@ -15,7 +15,7 @@ import asyncio
 import functools
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -32,6 +32,7 @@ from needle_lib.search.keenable import KeenableClient
 from needle_lib.search.octen import OctenClient
 from needle_lib.search.parallel import ParallelClient
 from needle_lib.search.perplexity import PerplexityClient
+from needle_lib.search.prices import BUILT_IN_PRICES, Price
 from needle_lib.search.searchapi import SearchApiBingClient
 from needle_lib.search.serper import SerperClient
 from needle_lib.search.tavily import TavilyClient
@@ -58,6 +59,8 @@ class EngineSpec:
     base_url_required: bool = False
     #: "built-in", or the config file the engine comes from.
     source: str = "built-in"
+    #: USD per 1,000 queries with its source and date; None = unknown (never shown as 0).
+    price: Price | None = None
 
     @property
     def base_url_env(self) -> str:
@@ -88,7 +91,8 @@ _SPECS = (
 )
 
 #: The built-in engines; ``known_engines()`` adds the config-defined ones.
-ENGINES: dict[str, EngineSpec] = {spec.name: spec for spec in _SPECS}
+ENGINES: dict[str, EngineSpec] = {
+    spec.name: replace(spec, price=BUILT_IN_PRICES.get(spec.name)) for spec in _SPECS}
 
 
 def config_spec(definition: EngineDefinition) -> EngineSpec:
@@ -106,6 +110,7 @@ def config_spec(definition: EngineDefinition) -> EngineSpec:
         timeout=definition.timeout,
         base_url_required=definition.base_url is None,
         source=source,
+        price=definition.price,
     )
 
 

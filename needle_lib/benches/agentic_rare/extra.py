@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 
-from needle_lib.tomlconf import ConfigError
-
-INSTALL_HINT = "uv sync --extra rare"
+from needle_lib.extras import require_extra
 
 
 def require(module: str) -> ModuleType:
     """``module``, or a one-line error saying how to install the extra that provides it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise ConfigError(
-            f"agentic-rare needs the optional 'rare' dependencies ({module} is missing): "
-            f"run `{INSTALL_HINT}` (pip: needle-evals[rare])"
-        ) from None
+    return require_extra(module, "rare", "agentic-rare")

@@ -1,0 +1,467 @@
+"""The search site's pages across benches: standings, price, latency, index independence,
+methodology, the judgement browser, and a permalink page per run.
+
+Each page is built from the history alone (``Site``) plus prices (engine specs, engine
+files, the site config); every table is an exported ``Table``. Pages live under
+``search/``; a run's permalink is ``search/<bench>/runs/<run_id>.html``, stable across
+rebuilds, and links to the run's archived artifacts when the site config names the archive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from needle_lib.continuous.archive import file_url
+from needle_lib.continuous.store import Site
+from needle_lib.dashboard import overview_charts as charts
+from needle_lib.dashboard import site
+from needle_lib.dashboard.exports import Bar, Cell, PageTables, Table, leaderboard_svg, num
+from needle_lib.dashboard.exports import write_page as write_with_tables
+from needle_lib.dashboard.judgements import (
+    browser_html,
+    gold_words,
+    write_browser_script,
+    write_run_data,
+)
+from needle_lib.dashboard.overview_views import (
+    engine_ranks,
+    engines_by_mean_rank,
+    latency,
+    latency_by_engine,
+    latency_trend,
+    mean_rank,
+    pooled_sharing,
+    pooled_uniqueness,
+    ranked,
+    window_runs,
+)
+from needle_lib.dashboard.search_charts import engine_colours
+from needle_lib.dashboard.search_views import BenchView, EngineStanding
+from needle_lib.dashboard.site_config import SiteConfig, engine_prices
+from needle_lib.judge.verdict import LABELS
+from needle_lib.metrics.ndcg import GAINS, ULTIMATE
+from needle_lib.metrics.overlap import RELEVANT_RATING, SHARED_MANY, SHARED_TOP
+from needle_lib.search.prices import Price
+from needle_lib.search.registry import known_engines
+
+ROOT = "search"
+OVERVIEW = {"standings.html": "standings", "price.html": "price", "latency.html": "latency",
+            "independence.html": "index independence", "methodology.html": "methodology",
+            "judgements.html": "judgements"}
+SUSPICIOUS = (f"Suspicious sharing: a query where two engines' top {SHARED_TOP} results "
+              f"share at least {SHARED_MANY} URLs (after URL normalisation). Independent "
+              "indexes rarely agree that much; a pair that does often is likely serving one "
+              "index (resold, cached or borrowed). Shared URLs per query is the mean number of "
+              "URLs both engines returned for a query both answered.")
+
+
+@dataclass
+class Context:
+    history: Site
+    views: list[BenchView]
+    config: SiteConfig
+    prices: dict[str, Price]
+    colours: dict[str, str]
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _figure(standing: EngineStanding, metric: str) -> str:
+    point, interval = standing.points[metric], standing.intervals[metric]
+    if point is None:
+        return "not scored"
+    if interval.lo is None or interval.hi is None:
+        return f"{point:.3f} (no interval)"
+    return f"{point:.3f} [{interval.lo:.3f}, {interval.hi:.3f}]"
+
+
+def _nav() -> list[tuple[str, str]]:
+    return [(f"{ROOT}/{page}", title) for page, title in OVERVIEW.items()]
+
+
+# --- standings ---------------------------------------------------------------------------------
+
+def _standings(ctx: Context, tables: PageTables) -> str:
+    engines = engines_by_mean_rank(ctx.views)
+    ranks = engine_ranks(ctx.views)
+    headers = ["engine", "mean rank"]
+    for view in ctx.views:
+        headers += [f"{view.bench} {view.metric_title(m)} [95 % CI]" for m in view.metrics]
+        headers.append(f"{view.bench} rank")
+    table = Table("standings", headers)
+    cells_by_view = [ranked(view) for view in ctx.views]
+    for engine in engines:
+        row = [Cell(engine), num(_fmt(mean_rank(ranks.get(engine, [])), 1))]
+        for view, cells in zip(ctx.views, cells_by_view, strict=True):
+            cell = cells.get(engine)
+            if cell is None:
+                row += [num("not run", "missing") for _ in view.metrics] + [num("—")]
+                continue
+            row += [num(_figure(cell.standing, m), "interval") for m in view.metrics]
+            row.append(num("—" if cell.rank is None else str(cell.rank), "rank"))
+        table.add(row)
+    boards = "".join(
+        f"<h3>{escape(view.bench)}</h3><p>"
+        + site.link(f"{view.bench}/leaderboard.html", "7-day leaderboard") + " · "
+        + site.link(f"{view.bench}/leaderboard.svg", "SVG for a blog post") + "</p>"
+        f'<img class="leaderboard" src="{escape(view.bench)}/leaderboard.svg" '
+        f'alt="{escape(view.bench)} leaderboard">' for view in ctx.views)
+    return ("<p>Each bench's last 7 days (ending at its newest run): the figure pools every "
+            "scored (run, query) pair, with its 95 % cluster-bootstrap interval; rank is by "
+            "the bench's headline metric (first column), among engines that ran it. Mean "
+            "rank averages an engine's ranks over the benches it ran.</p>"
+            + tables.html(table) + "<h2>7-day leaderboards</h2>" + boards)
+
+
+def leaderboard_svg_of(view: BenchView, colours: dict[str, str]) -> str:
+    metric = view.metrics[0]
+    bars = []
+    for standing in view.standings:
+        if standing.engine == ULTIMATE:
+            continue
+        interval = standing.intervals[metric]
+        bars.append(Bar(standing.engine, standing.points[metric], interval.lo, interval.hi,
+                        colours.get(standing.engine, "#555")))
+    window = view.window
+    span = f"{window[0]['ts'][:10]} – {window[-1]['ts'][:10]}" if window else "no runs"
+    return leaderboard_svg(f"{view.bench}: {view.metric_title(metric)}, last 7 days",
+                           f"{len(view.window_runs)} run(s), {span} UTC · 95 % intervals · "
+                           "Needle search benchmarks", bars)
+
+
+# --- price -------------------------------------------------------------------------------------
+
+def _price(ctx: Context, tables: PageTables) -> str:
+    engines = engines_by_mean_rank(ctx.views)
+    table = Table("prices", ["engine", "USD per 1,000 queries", "source", "as of"])
+    for engine in engines:
+        price = ctx.prices.get(engine)
+        if price is None:
+            table.add([Cell(engine), num("unknown", "unknown"), Cell("no published price "
+                                                                     "known"), Cell("—")])
+        else:
+            table.add([Cell(engine), num(f"{price.per_1k:.2f}"), Cell(price.source),
+                       Cell(price.as_of)])
+    unknown = [e for e in engines if e not in ctx.prices]
+    parts = ["<p>Price per 1,000 queries at the request shape the benchmarks send (top 5–10 "
+             "results, no page contents). Sources and dates are given per engine; an engine "
+             "without a known price is shown as unknown and left off the charts, never "
+             "drawn at 0. Override or add prices in the site config "
+             "(<code>--site-config</code>).</p>", tables.html(table)]
+    if unknown:
+        parts.append(f'<p class="unknown-prices">Not plotted (price unknown): '
+                     f"{escape(', '.join(unknown))}.</p>")
+    ranks = engine_ranks(ctx.views)
+    means = {e: mean_rank(r) for e, r in ranks.items()}
+    parts.append(site.figure_html(charts.price_figure(
+        "Overall: mean rank across benches against price", "mean rank (1 = best)",
+        {e: v for e, v in means.items() if v is not None}, ctx.prices, ctx.colours,
+        reversed_y=True)))
+    for view in ctx.views:
+        metric = view.metrics[0]
+        points = {s.engine: s.points[metric] for s in view.standings
+                  if s.engine != ULTIMATE and s.points[metric] is not None}
+        parts.append(site.figure_html(charts.price_figure(
+            f"{view.bench}: {view.metric_title(metric)} (last 7 days) against price",
+            view.metric_title(metric), {e: v for e, v in points.items() if v is not None},
+            ctx.prices, ctx.colours)))
+    return "".join(parts)
+
+
+# --- latency -----------------------------------------------------------------------------------
+
+def _latency(ctx: Context, tables: PageTables) -> str:
+    pooled = latency_by_engine(ctx.views)
+    headers = ["engine", "p50 s (all benches)", "p95 s (all benches)", "runs timed"]
+    headers += [f"{v.bench} p50 / p95 s" for v in ctx.views]
+    table = Table("latency", headers)
+    for engine in sorted(pooled, key=lambda e: pooled[e].p50 or float("inf")):
+        cell = pooled[engine]
+        row = [Cell(engine), num(_fmt(cell.p50, 2)), num(_fmt(cell.p95, 2)), num(str(cell.runs))]
+        for view in ctx.views:
+            per = latency([r for r in view.window if r["engine"] == engine])
+            row.append(num(f"{_fmt(per.p50, 2)} / {_fmt(per.p95, 2)}" if per.runs else "—"))
+        table.add(row)
+    return ("<p>Seconds per successful request, as each run measured it (one request at a "
+            "time per engine); a run's p50 and p95 are averaged over the window's runs. "
+            "Failed requests have no latency and are counted as errors on the "
+            "leaderboards.</p>"
+            + site.figure_html(charts.latency_figure(pooled, ctx.colours))
+            + tables.html(table)
+            + site.figure_html(charts.latency_trend_figure(latency_trend(ctx.history),
+                                                           ctx.colours)))
+
+
+# --- independence ------------------------------------------------------------------------------
+
+def _independence(ctx: Context, tables: PageTables) -> str:
+    sharing = pooled_sharing(ctx.history, ctx.views)
+    engines = sorted({e for pair in sharing for e in pair})
+    pairs = Table("sharing", ["engine A", "engine B", "queries both answered",
+                              "shared URLs", "shared URLs per query", "mean Jaccard",
+                              f"suspicious queries (≥ {SHARED_MANY} of top {SHARED_TOP})",
+                              "suspicious share", "shared low-rated URLs"])
+    for (a, b), cell in sorted(sharing.items(), key=lambda item: -item[1]["shared_rate"]):
+        flagged = cell["num_shared3"] > 0
+        pairs.add([Cell(a), Cell(b), num(str(int(cell["num_queries"]))),
+                   num(str(int(cell["shared_urls"]))), num(f"{cell['shared_rate']:.2f}"),
+                   num(f"{cell['mean_jaccard']:.3f}"),
+                   num(str(int(cell["num_shared3"])), "flag" if flagged else ""),
+                   num(f"{cell['suspicious_rate']:.1%}"),
+                   num(str(int(cell["low_shared_urls"])))], "errors" if flagged else "")
+    unique = pooled_uniqueness(ctx.history, ctx.views)
+    uniq = Table("uniqueness", ["engine", "unique URLs", "URLs", "unique share",
+                                "relevant unique", "relevant", "relevant unique share"])
+    for engine, counts in sorted(unique.items(), key=lambda item: -_share(
+            item[1], "relevant_unique_urls", "relevant_total_urls")):
+        uniq.add([Cell(engine), num(str(counts["unique_urls"])),
+                  num(str(counts["total_urls"])),
+                  num(f"{_share(counts, 'unique_urls', 'total_urls'):.1%}"),
+                  num(str(counts["relevant_unique_urls"])),
+                  num(str(counts["relevant_total_urls"])),
+                  num(f"{_share(counts, 'relevant_unique_urls', 'relevant_total_urls'):.1%}")])
+    rates = {pair: cell["shared_rate"] for pair, cell in sharing.items()}
+    suspicious = {pair: int(cell["num_shared3"]) for pair, cell in sharing.items()}
+    return (f'<p class="definition">{escape(SUSPICIOUS)}</p>'
+            + site.figure_html(charts.borrowing_figure(engines, rates, suspicious,
+                                                       ctx.colours))
+            + "<h2>Shared URLs per engine pair (all benches, last 7 days)</h2>"
+            + tables.html(pairs)
+            + "<h2>Uniqueness of relevant results</h2><p>URLs no engine of another family "
+              "returned for the same query (variants of one index, such as exa and "
+              "exa-instant, count as one family). Relevant: rated "
+              f"{RELEVANT_RATING} ({LABELS[RELEVANT_RATING]}) or better on judged benches, "
+              "or the result carrying the gold on known-item benches.</p>"
+            + tables.html(uniq))
+
+
+def _share(cell: Mapping[str, float], part: str, whole: str) -> float:
+    return cell[part] / cell[whole] if cell[whole] else 0.0
+
+
+# --- methodology -------------------------------------------------------------------------------
+
+METRICS_TEXT = {
+    "ndcg": "nDCG@K: discounted cumulative gain of the engine's top K against a pooled ideal "
+            "(the best rating each URL got from any engine); gains per rating: "
+            + ", ".join(f"{r} ({LABELS[r]}) → {g}" for r, g in sorted(GAINS.items()))
+            + "; a repeated URL in one list gains 0; queries where no engine found anything "
+              "relevant carry no signal and are left out.",
+    "recall": "recall@K: the share of queries whose gold (the known item) is in the engine's "
+              "top K; matched by the bench's matcher, with a backstop judge where enabled.",
+    "mrr": "MRR@K: the mean of 1 / rank of the first result carrying the gold (0 when none "
+           "does in the top K).",
+}
+
+
+def _methodology(ctx: Context, tables: PageTables) -> str:
+    parts = ["<h2>Comparison protocol</h2><p>Every engine gets the same queries. Each run "
+             "sends one request at a time per engine (engines run side by side, never two "
+             "requests to one engine at once), so latency is the engine's and not a queue's. "
+             "The engine's top K results are kept; each snippet is cut to the run's snippet "
+             "cap before the judge or matcher sees it. Failed searches and failed judgements "
+             "are counted as errors and never scored as zeros. Leaderboards pool the last 7 "
+             "days; intervals are a cluster bootstrap over queries and over runs, the wider "
+             "taken.</p>", "<h2>Metrics</h2><ul>"
+             + "".join(f"<li>{escape(text)}</li>" for text in METRICS_TEXT.values()) + "</ul>",
+             "<h2>Judge rating scale (Google Needs Met)</h2><p>"
+             + escape(", ".join(f"{r} = {label}" for r, label in sorted(LABELS.items())))
+             + "</p>"]
+    setup = Table("benches", ["bench", "kind", "queries (latest run)", "query file",
+                              "sha256", "top K", "snippet cap (chars)", "judge model",
+                              "judge prompt", "sampling", "Needle version", "git revision"])
+    origins = Table("sources", ["bench", "query origins (last 24 h)", "breakdown groups "
+                                "(freshness windows, buckets)"])
+    for view in ctx.views:
+        latest = ctx.history.latest.get(view.bench)
+        header = (latest or {}).get("report", {}).get("header") or {}
+        queries = header.get("queries") or {}
+        judge = header.get("judge") or {}
+        package = header.get("package") or {}
+        sampling = header.get("sampling") or {}
+        setup.add([Cell(view.bench), Cell(view.kind.replace("_", "-")),
+                   num(str(queries.get("count", "—"))),
+                   Cell(Path(str(queries.get("path", "—"))).name),
+                   Cell(str(queries.get("sha256", "—"))[:12]),
+                   num(str(header.get("num_results", view.k))),
+                   num(str(header.get("snippet_chars", "—"))),
+                   Cell(str(judge.get("model", "none"))), Cell(str(judge.get("prompt_version",
+                                                                             "—"))),
+                   Cell(", ".join(f"{k} {v}" for k, v in sampling.items() if v is not None)
+                        or "all queries"),
+                   Cell(str(package.get("version", "—"))),
+                   Cell(str(package.get("git_revision", "—"))[:12])])
+        origins.add([Cell(view.bench), Cell(_origins(ctx.history, view.bench)),
+                     Cell(_groups(view))])
+    engines = Table("engines", ["engine", "mode", "timeout s", "defined in", "price per 1k"])
+    known = known_engines()
+    for engine in engines_by_mean_rank(ctx.views):
+        spec = known.get(engine)
+        price = ctx.prices.get(engine)
+        engines.add([Cell(engine), Cell(spec.mode or "—" if spec else "unknown engine"),
+                     num(f"{spec.timeout:g}" if spec else "—"),
+                     Cell(spec.source if spec else "—"),
+                     num("unknown" if price is None else f"{price.per_1k:.2f}")])
+    parts += ["<h2>Queries and run setup (newest run of each bench)</h2>", tables.html(setup),
+              "<h2>Where queries come from</h2>", tables.html(origins),
+              "<h2>Engine configuration</h2><p>Modes and timeouts as this build's engine "
+              "registry defines them (runs record the engine names, not their modes).</p>",
+              tables.html(engines), "<h2>Raw artifacts</h2>" + _artifact_links(ctx)]
+    return "".join(parts)
+
+
+def _origins(history: Site, bench: str) -> str:
+    seen: dict[str, int] = {}
+    for row in history.daily:
+        if row["bench"] == bench:
+            origin = row.get("query_origin")
+            text = gold_words({"gold": origin}) if isinstance(origin, dict) else str(
+                origin or "not recorded")
+            seen[text] = seen.get(text, 0) + 1
+    if not seen:
+        return "no queries in the last 24 h"
+    top = sorted(seen.items(), key=lambda item: -item[1])[:8]
+    return "; ".join(f"{text} ({count})" for text, count in top) + (
+        f"; … {len(seen) - 8} more" if len(seen) > 8 else "")
+
+
+def _groups(view: BenchView) -> str:
+    groups: dict[str, set[str]] = {}
+    for row in view.window:
+        for group, cells in (row.get("groups") or {}).items():
+            groups.setdefault(group, set()).update(v for v in cells if v)
+    return "; ".join(f"{g}: {', '.join(sorted(v))}" for g, v in groups.items() if v) or "—"
+
+
+def _artifact_links(ctx: Context) -> str:
+    files = ["history.jsonl", "overlap.jsonl", "uniqueness.jsonl", "scores.jsonl", "ci.json",
+             "daily_queries.jsonl"]
+    text = ("<p>The history files this site was built from sit in the history directory "
+            "(<code>" + ", ".join(escape(f) for f in files) + "</code>).")
+    if ctx.config.hub:
+        text += (" Every run's report, query file and HTML report are archived in the "
+                 "Hugging Face dataset " + site.link(
+                     f"https://huggingface.co/datasets/{ctx.config.hub}", ctx.config.hub)
+                 + "; the 24-hour query window: " + site.link(
+                     file_url(ctx.config.hub, "daily_queries.jsonl"), "daily_queries.jsonl")
+                 + ".")
+    return text + " Each run's permalink page links its own artifacts.</p>"
+
+
+# --- runs ----------------------------------------------------------------------------------
+
+def _run_page(ctx: Context, view: BenchView, run: dict[str, Any], rows: list[dict[str, Any]],
+              kept: bool) -> tuple[str, PageTables]:
+    tables = PageTables(f"{run['run_id']}.html")
+    headers = ["engine", *(view.metric_title(m) for m in view.metrics), "queries scored",
+               "search errors", "judge errors", "p50 s", "p95 s"]
+    table = Table("engines", headers)
+    for row in rows:
+        problems = row["search_errors"] + row["judge_errors"]
+        table.add([Cell(row["engine"] + (" (pooled ceiling)" if row["engine"] == ULTIMATE
+                                         else "")),
+                   *(num(_fmt(row.get(m))) for m in view.metrics),
+                   num(str(row["num_scored"])),
+                   num(str(row["search_errors"]), "flag" if row["search_errors"] else ""),
+                   num(str(row["judge_errors"]), "flag" if row["judge_errors"] else ""),
+                   num(_fmt(row.get("p50_s"), 2)), num(_fmt(row.get("p95_s"), 2))],
+                  "errors" if problems else "")
+    state = "complete" if run["complete"] else "incomplete"
+    body = [f'<p class="run-meta">{escape(view.bench)} run {escape(run["run_id"])} started '
+            f"{escape(run['ts'])} UTC · {state} · permalink: "
+            f"<code>{ROOT}/{escape(view.bench)}/runs/{escape(run['run_id'])}.html</code></p>",
+            # not exported: a year of runs would be thousands of files, and these figures
+            # are the run's rows in history.jsonl
+            tables.html(table, export=False)]
+    if ctx.config.hub:
+        folder = f"runs/{view.bench}/{run['run_id']}"
+        body.append("<p>Archived artifacts: " + site.link(
+            f"https://huggingface.co/datasets/{ctx.config.hub}/tree/main/{folder}",
+            f"{folder}/ on the hub") + "</p>")
+    if kept:
+        body += ["<h2>Judgements</h2>",
+                 browser_html("../../", [(f"{view.bench}/{run['run_id']}", f"{run['run_id']}/")])]
+    else:
+        body.append("<p>This run's judgements are no longer kept in the history (only each "
+                    "bench's newest runs are); read them in its archived report.</p>")
+    return "".join(body), tables
+
+
+def write_overview(ctx: Context, out: Path) -> tuple[list[Path], dict[str, dict[str, str]]]:
+    """Every cross-bench page, each bench's SVG leaderboard, run list and run permalinks;
+    returns the pages and, per bench, the extra pages to link from its navigation."""
+    search_dir = out / ROOT
+    pages: list[Path] = [write_browser_script(search_dir)]
+    builders: dict[str, Callable[[Context, PageTables], str]] = {
+        "standings.html": _standings, "price.html": _price, "latency.html": _latency,
+        "independence.html": _independence, "methodology.html": _methodology,
+        "judgements.html": _judgements}
+    for page, build in builders.items():
+        tables = PageTables(page)
+        body = build(ctx, tables)
+        pages += write_with_tables(out, f"{ROOT}/{page}", f"Search — {OVERVIEW[page]}", body,
+                                   tables, _nav())
+    extra: dict[str, dict[str, str]] = {}
+    runs = window_runs(ctx.history)
+    for view in ctx.views:
+        svg = search_dir / view.bench / "leaderboard.svg"
+        svg.parent.mkdir(parents=True, exist_ok=True)
+        svg.write_text(leaderboard_svg_of(view, ctx.colours), encoding="utf-8")
+        pages.append(svg)
+        bench_runs = [r for r in runs if r["bench"] == view.bench]
+        kept = {run_id for bench, run_id in ctx.history.reports if bench == view.bench}
+        rows_of: dict[str, list[dict[str, Any]]] = {}
+        for row in view.rows:
+            rows_of.setdefault(row["run_id"], []).append(row)
+        for run in bench_runs:
+            if run["run_id"] in kept:
+                write_run_data(search_dir / view.bench / "runs" / run["run_id"],
+                               ctx.history.reports[view.bench, run["run_id"]])
+            body, tables = _run_page(ctx, view, run, rows_of[run["run_id"]],
+                                     run["run_id"] in kept)
+            pages += write_with_tables(out, f"{ROOT}/{view.bench}/runs/{run['run_id']}.html",
+                                       f"{view.bench} — run {run['run_id']}", body, tables,
+                                       [(f"{ROOT}/{view.bench}/runs.html", "runs"), *_nav()])
+        tables = PageTables("runs.html")
+        listing = Table("runs", ["run", "started (UTC)", "state", "engines", "errors",
+                                 "judgements kept"])
+        for run in bench_runs:
+            listing.add([Cell(run["run_id"], href=f"runs/{run['run_id']}.html"), Cell(run["ts"]),
+                         Cell("complete" if run["complete"] else "incomplete",
+                              "" if run["complete"] else "flag"),
+                         num(str(run["engines"])),
+                         num(str(run["errors"]), "flag" if run["errors"] else ""),
+                         Cell("yes" if run["run_id"] in kept else "archive only")],
+                        "errors" if run["errors"] or not run["complete"] else "")
+        pages += write_with_tables(out, f"{ROOT}/{view.bench}/runs.html",
+                                   f"{view.bench} — every run", f"<p>{len(bench_runs)} run(s), "
+                                   "newest first; each links to its permalink page.</p>"
+                                   + tables.html(listing), tables, _nav())
+        extra[view.bench] = {f"{ROOT}/{view.bench}/runs.html": "runs"}
+    return pages, extra
+
+
+def _judgements(ctx: Context, tables: PageTables) -> str:
+    latest = [(bench, entry) for bench, entry in ctx.history.latest.items()
+              if (bench, entry["run_id"]) in ctx.history.reports]
+    if not latest:
+        return "<p>No run reports are kept in this history.</p>"
+    runs = [(f"{bench}/{entry['run_id']}", f"{bench}/runs/{entry['run_id']}/")
+            for bench, entry in latest]
+    listed = ", ".join(f"{bench} run {entry['run_id']}" for bench, entry in latest)
+    return (f"<p>The newest run of each bench ({escape(listed)}): every query with each "
+            "engine's results as the judge (or the known-item matcher) saw them. Search, or "
+            "filter by bench, engine and verdict; results load a page at a time. Older runs: "
+            "each bench's run list.</p>" + browser_html("", runs))
+
+
+def overview_context(history: Site, views: list[BenchView], config: SiteConfig) -> Context:
+    engines = [e for view in views for e in view.engines]
+    return Context(history, views, config, engine_prices(config),
+                   engine_colours(list(dict.fromkeys(engines))))
