@@ -33,6 +33,7 @@ from needle_lib.recall.corpus import (
 from needle_lib.recall.prompt import build_messages
 from needle_lib.recall.reference import reference_answer
 from needle_lib.recall.score import Score, score_answer
+from needle_lib.recall.store import DEFAULT_SELECTION
 from needle_lib.recall.suite import RecallSuite, load_suite
 from needle_lib.recall.targets import Target
 from needle_lib.tomlconf import ConfigError
@@ -111,6 +112,10 @@ class RecallPlan:
     notes: str
     functions: list[str]
     messages: list[str] = field(default_factory=list)
+    #: Corpus → whether this run uses its config's own selection and scoring policy (no
+    #: --function, --sample, --seed, --min-code-lines or policy flag that changes it): only
+    #: such runs may become the pair's latest view in the result store.
+    defaults: dict[str, bool] = field(default_factory=dict)
     _headers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -162,6 +167,7 @@ class RecallPlan:
             "notes": self.notes,
             "package": package_info(),
             "expected_cases": len(suite.targets),
+            DEFAULT_SELECTION: self.defaults.get(suite.config.name, True),
         }
 
 
@@ -178,6 +184,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
     opt = config.getoption
     suites: list[RecallSuite] = []
     scoring: dict[str, ScoringPolicy] = {}
+    defaults: dict[str, bool] = {}
     misses: list[str] = []
     functions = list(opt("function"))
     for corpus_config in _corpus_configs(config):
@@ -198,7 +205,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
             continue
         suites.append(suite)
         policy = corpus_config.scoring
-        scoring[corpus_config.name] = ScoringPolicy(
+        chosen = scoring[corpus_config.name] = ScoringPolicy(
             count_comments=(
                 opt("count_comments") if opt("count_comments") is not None
                 else policy.count_comments
@@ -207,6 +214,10 @@ def build_plan(config: pytest.Config) -> RecallPlan:
                 opt("relax_indent") if opt("relax_indent") is not None else policy.relax_indent
             ),
         )
+        defaults[corpus_config.name] = (
+            sample == base and not functions
+            and (chosen.count_comments, chosen.relax_indent)
+            == (policy.count_comments, policy.relax_indent))
     if functions and not suites:
         raise ConfigError("; ".join(misses))
     overrides = {
@@ -241,6 +252,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
         notes=opt("notes"),
         functions=functions,
         messages=messages,
+        defaults=defaults,
     )
 
 
