@@ -17,10 +17,11 @@ from needle_lib.contract.records import CaseRecord
 from needle_lib.jsonio import read_json
 from needle_lib.plugin.dumps import RecallDumps
 from needle_lib.plugin.reports import drop_default_report
+from needle_lib.plugin.resume import resumed
 from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.search import HOW_TO_RUN
 from needle_lib.plugin.search_reports import SearchReports, engine_table
-from needle_lib.plugin.session import dump_path, results_dir, use_color
+from needle_lib.plugin.session import dump_path, result_store, results_dir, use_color
 from needle_lib.recall.gates import GateSettings, check_gates
 from needle_lib.report.html import diff_html, search_case_html, summary_html
 from needle_lib.report.terminal import summary_table
@@ -61,7 +62,8 @@ class Controller:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         report = config.getoption("report")
-        self.recall = RecallDumps(lambda pair: dump_path(config, pair), config.getoption("resume"))
+        self.recall = RecallDumps(lambda pair: dump_path(config, pair), result_store(config),
+                                  lambda pair: resumed(config, pair))
         shard = config.getoption("shard")
         part = f".shard-{shard.index}-of-{shard.count}" if shard else ""
         self.search = SearchReports(results_dir(config), Path(report) if report else None,

@@ -1,4 +1,8 @@
-"""Controller-side recall dumps: merge case records, rewrite the dump after every case."""
+"""Controller-side recall dumps: merge case records, rewrite the dump after every case.
+
+Each run's dump goes to a new file of the result store (``needle_lib.recall.store``), or to
+the one file the command line names (``--dump``, a shard part).
+"""
 
 from __future__ import annotations
 
@@ -6,33 +10,43 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from needle_lib.contract.outcome import Outcome, is_answered
+from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import CaseRecord
-from needle_lib.jsonio import read_json, write_json_atomic
+from needle_lib.jsonio import write_json_atomic
 from needle_lib.recall.results import finalize, new_dump
+from needle_lib.recall.store import ResultStore
+
+#: pair → (the dump resumed from, its scored cases), or None when nothing is resumed.
+Resumed = Callable[[str], "tuple[Path, list[dict[str, Any]]] | None"]
 
 
 class RecallDumps:
     """One dump per (corpus, model), owned by the controller process only."""
 
-    def __init__(self, path_for: Callable[[str], Path], resume: bool) -> None:
-        self.path_for = path_for
-        self.resume = resume
+    def __init__(self, fixed_path: Callable[[str], Path | None], store: ResultStore,
+                 resumed: Resumed) -> None:
+        self.fixed_path = fixed_path
+        self.store = store
+        self.resumed = resumed
         self.dumps: dict[str, dict[str, Any]] = {}
         self.paths: dict[str, Path] = {}
+        self._stored: set[str] = set()
 
     def _open(self, record: CaseRecord) -> dict[str, Any]:
         pair = record["pair"]
         if pair in self.dumps:
             return self.dumps[pair]
-        path = self.path_for(pair)
+        path = self.fixed_path(pair)
+        if path is None:
+            path = self.store.new_run(pair)
+            self._stored.add(pair)
         dump = new_dump(record["header"])
-        if self.resume and path.is_file():
-            previous = read_json(path)
+        previous = self.resumed(pair)
+        if previous is not None:
             # The setup was checked at session start; keep the cases that were answered.
-            kept = [c for c in previous.get("cases", []) if is_answered(c)]
-            dump["cases"] = kept
-            dump["resumed_from"] = {"cases_kept": len(kept)}
+            source, kept = previous
+            dump["cases"] = list(kept)
+            dump["resumed_from"] = {"dump": str(source), "cases_kept": len(kept)}
         self.dumps[pair] = dump
         self.paths[pair] = path
         return dump
@@ -45,9 +59,16 @@ class RecallDumps:
         cases.append(case)
         cases.sort(key=lambda c: (c["start_line"], c["case_id"]))
         dump["cases"] = cases
-        write_json_atomic(self.paths[record["pair"]], finalize(dump, in_progress=True))
+        self._write(record["pair"], finalize(dump, in_progress=True))
 
     def finish(self) -> list[dict[str, Any]]:
         for pair, dump in self.dumps.items():
-            write_json_atomic(self.paths[pair], finalize(dump, in_progress=False), indent=1)
+            self._write(pair, finalize(dump, in_progress=False))
         return list(self.dumps.values())
+
+    def _write(self, pair: str, dump: dict[str, Any]) -> None:
+        if pair in self._stored:
+            self.store.save(pair, self.paths[pair], dump)
+        else:
+            write_json_atomic(self.paths[pair], dump,
+                              indent=None if dump["in_progress"] else 1)

@@ -37,6 +37,7 @@ from needle_lib.recall.corpus import (
 from needle_lib.recall.prompt import build_messages
 from needle_lib.recall.reference import reference_answer
 from needle_lib.recall.score import Score, score_answer
+from needle_lib.recall.store import DEFAULT_SELECTION
 from needle_lib.recall.suite import RecallSuite, load_suite
 from needle_lib.recall.targets import Target, UnknownFunction
 from needle_lib.tomlconf import ConfigError
@@ -116,6 +117,10 @@ class RecallPlan:
     notes: str
     functions: list[str]
     messages: list[str] = field(default_factory=list)
+    #: Corpus → whether this run uses its config's own selection and scoring policy (no
+    #: --function, --sample, --seed, --min-code-lines or policy flag that changes it): only
+    #: such runs may become the pair's latest view in the result store.
+    defaults: dict[str, bool] = field(default_factory=dict)
     _headers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -167,6 +172,7 @@ class RecallPlan:
             "notes": self.notes,
             "package": package_info(),
             "expected_cases": len(suite.targets),
+            DEFAULT_SELECTION: self.defaults.get(suite.config.name, True),
         }
 
 
@@ -188,6 +194,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
     opt = config.getoption
     suites: list[RecallSuite] = []
     scoring: dict[str, ScoringPolicy] = {}
+    defaults: dict[str, bool] = {}
     misses: list[str] = []
     functions = list(opt("function"))
     overrides = {
@@ -225,7 +232,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
             continue
         suites.append(suite)
         policy = corpus_config.scoring
-        scoring[corpus_config.name] = ScoringPolicy(
+        chosen = scoring[corpus_config.name] = ScoringPolicy(
             count_comments=(
                 opt("count_comments") if opt("count_comments") is not None
                 else policy.count_comments
@@ -234,6 +241,10 @@ def build_plan(config: pytest.Config) -> RecallPlan:
                 opt("relax_indent") if opt("relax_indent") is not None else policy.relax_indent
             ),
         )
+        defaults[corpus_config.name] = (
+            sample == base and not functions
+            and (chosen.count_comments, chosen.relax_indent)
+            == (policy.count_comments, policy.relax_indent))
     if functions and not suites:
         raise ConfigError("; ".join(misses))
     messages = [REFERENCE_NOTE] if not opt("model") else []
@@ -252,6 +263,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
         notes=opt("notes"),
         functions=functions,
         messages=messages,
+        defaults=defaults,
     )
 
 

@@ -9,47 +9,97 @@ or skipped by the policy) are kept; errors and fail-fast skips are asked again.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from needle_lib.contract.outcome import is_answered
-from needle_lib.contract.setup import refusal, setup_differences
+from needle_lib.contract.setup import refusal as setup_refusal
+from needle_lib.contract.setup import setup_differences
 from needle_lib.jsonio import read_json
 from needle_lib.llm import ChatResult
 from needle_lib.plugin.recall import RecallCase, RecallPlan
-from needle_lib.plugin.session import dump_path
+from needle_lib.plugin.session import dump_path, result_store
 from needle_lib.recall.results import new_dump, stored_result
 
-_cache_key = pytest.StashKey[dict[str, dict[str, dict[str, Any]]]]()
+_cache_key = pytest.StashKey[dict[str, "tuple[Path, dict[str, dict[str, Any]]]"]]()
 
 
 def check_resume(config: pytest.Config, plan: RecallPlan) -> None:
-    """Refuse (usage error) to resume any dump whose provenance differs from this run.
-    Runs once per process (at session start on the controller, else at collection)."""
+    """Find each pair's dump to resume: the one ``--dump`` names, else the newest of the
+    pair's stored runs from the same setup. Refuse (usage error) when the pair has dumps
+    and none comes from this setup. Runs once per process (at session start on the
+    controller, else at collection)."""
     if not config.getoption("resume") or _cache_key in config.stash:
         return
-    seen: dict[str, dict[str, dict[str, Any]]] = {}
+    store = result_store(config)
+    found: dict[str, tuple[Path, dict[str, dict[str, Any]]]] = {}
     for case in plan.cases:
-        if case.pair in seen:
+        if case.pair in found:
             continue
-        path = dump_path(config, case.pair)
-        seen[case.pair] = {}
-        if not path.is_file():
-            continue
+        fixed = dump_path(config, case.pair)
+        candidates = ([fixed] if fixed.is_file() else []) if fixed else store.runs(case.pair)
+        source = _same_setup(candidates, new_dump(plan.header(case)), strict=fixed is not None)
+        if source is not None:
+            path, previous = source
+            found[case.pair] = (path, {c["case_id"]: c for c in previous.get("cases", [])
+                                       if is_answered(c)})
+    config.stash[_cache_key] = found
+
+
+def _same_setup(candidates: list[Path], header: dict[str, Any], *,
+                strict: bool) -> tuple[Path, dict[str, Any]] | None:
+    """The newest candidate dump from ``header``'s setup; a usage error naming the
+    differences from the newest when there are candidates and none matches."""
+    refusal = None
+    for path in candidates:
         try:
             previous = read_json(path)
         except ValueError as exc:
-            raise pytest.UsageError(f"--resume: {path} is not valid JSON: {exc}") from None
-        diffs = setup_differences(previous, new_dump(plan.header(case)))
-        if diffs:
-            raise pytest.UsageError(refusal(
-                f"--resume: {path} was produced by a different setup; refusing to mix",
-                diffs, ("dump", "this run")))
-        seen[case.pair] = {c["case_id"]: c for c in previous.get("cases", []) if is_answered(c)}
-    config.stash[_cache_key] = seen
+            if strict:
+                raise pytest.UsageError(f"--resume: {path} is not valid JSON: {exc}") from None
+            continue  # a run file another run has only just created
+        diffs = setup_differences(previous, header)
+        if not diffs:
+            return path, previous
+        refusal = refusal or setup_refusal(
+            f"--resume: {path} was produced by a different setup; refusing to mix",
+            diffs, ("dump", "this run"))
+    if refusal:
+        raise pytest.UsageError(refusal)
+    return None
+
+
+def check_explicit_dump(config: pytest.Config, plan: RecallPlan) -> None:
+    """``--dump PATH`` holding another setup's run is refused, never overwritten (with
+    ``--resume`` the resume check refuses it instead)."""
+    explicit = config.getoption("dump")
+    if not explicit or config.getoption("resume") or not plan.cases:
+        return
+    path = Path(explicit)
+    if not path.is_file():
+        return
+    try:
+        previous = read_json(path)
+    except ValueError:
+        raise pytest.UsageError(
+            f"--dump {path} holds something that is not a Needle dump; refusing to "
+            "overwrite it") from None
+    diffs = setup_differences(previous, new_dump(plan.header(plan.cases[0])))
+    if diffs:
+        raise pytest.UsageError(setup_refusal(
+            f"--dump {path} holds a run of a different setup; refusing to overwrite it "
+            "(choose another path, or delete it)", diffs, ("dump", "this run")))
+
+
+def resumed(config: pytest.Config, pair: str) -> tuple[Path, list[dict[str, Any]]] | None:
+    """The dump ``pair`` resumes from and its scored cases, if it resumes one."""
+    entry = config.stash.get(_cache_key, {}).get(pair)
+    return (entry[0], list(entry[1].values())) if entry else None
 
 
 def stored_answer(config: pytest.Config, case: RecallCase) -> ChatResult | None:
-    stored = config.stash.get(_cache_key, {}).get(case.pair, {}).get(case.target.case_id)
+    entry = config.stash.get(_cache_key, {}).get(case.pair)
+    stored = entry[1].get(case.target.case_id) if entry else None
     return stored_result(stored) if stored is not None else None

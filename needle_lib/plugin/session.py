@@ -10,12 +10,12 @@ import pytest
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.console import want_color
 from needle_lib.errors import UsageError as NeedleUsageError
-from needle_lib.names import inside, safe_file_name
 from needle_lib.paths import RESULTS_DIR
 from needle_lib.plugin.recall import RecallPlan, build_plan
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.search import SearchPlan, build_search_plan
 from needle_lib.plugin.shard import part_path, writes_parts
+from needle_lib.recall.store import ResultStore
 
 RUN_DIR_KEY = "needle_run_dir"
 plan_key = pytest.StashKey[RecallPlan]()
@@ -64,15 +64,20 @@ def results_dir(config: pytest.Config) -> Path:
     return Path(value) if value else RESULTS_DIR
 
 
-def dump_path(config: pytest.Config, pair: str) -> Path:
-    """``--dump`` when given (a single (corpus, model) run), else ``<results>/<pair>.json``,
-    or a part under ``<results>/parts/`` when ``--shard-by case`` splits the pair."""
+def dump_path(config: pytest.Config, pair: str) -> Path | None:
+    """The one file a run's dump of ``pair`` must go to: ``--dump`` when given (a single
+    (corpus, model) run), or a part under ``<results>/parts/`` when ``--shard-by case``
+    splits the pair; None when the result store chooses (a new run file per run)."""
     explicit = config.getoption("dump")
     if explicit:
         return Path(explicit)
     if writes_parts(config):
         return part_path(results_dir(config), pair, config.getoption("shard"))
-    return inside(results_dir(config), f"{safe_file_name(pair)}.json")
+    return None
+
+
+def result_store(config: pytest.Config) -> ResultStore:
+    return ResultStore(results_dir(config))
 
 
 def run_state(config: pytest.Config) -> RunState:

@@ -16,7 +16,7 @@ import pytest
 
 from needle_lib.plugin.distribution import require_grouping
 from needle_lib.plugin.reports import EVALS_DIR
-from needle_lib.plugin.resume import check_resume
+from needle_lib.plugin.resume import check_explicit_dump, check_resume
 from needle_lib.plugin.session import recall_plan, search_plan, selected_paths
 
 RECALL_MODULE = EVALS_DIR / "test_recall.py"
@@ -41,6 +41,7 @@ def validate_run(config: pytest.Config) -> None:
         return
     plan = recall_plan(config)
     check_resume(config, plan)
+    check_explicit_dump(config, plan)
     concurrent = [m.key for m in plan.models if m.concurrency > 1]
     if concurrent and getattr(config.option, "dist", "no") != "no":
         require_grouping(config, f"concurrency > 1 (model {concurrent[0]})")

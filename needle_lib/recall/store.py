@@ -1,0 +1,128 @@
+"""The recall result store: every run keeps its own dump; one "latest" view per pair.
+
+A run on a (corpus, model) pair writes ``<results>/runs/<pair>/<UTC time>.json`` (``-2``,
+``-3``, … for runs started in the same second), a name no other run holds, so a
+``--function X`` or ``--sample 3`` run can never replace a complete 16-case dump.
+``<results>/<pair>.json`` — the path every dump had before the store — is the *latest
+view*: a copy of the latest complete run of the pair's default selection and policy; until
+one exists, the latest default run in progress (so ``needle status`` can offer to resume
+it), and until then the latest run of any selection. Readers (``needle status``,
+``rescore``, ``compare``, ``dashboard``, gates) read the view, so they pick the right run
+without knowing the store; dumps written before the store are views already and load as
+they are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from needle_lib.jsonio import read_json, write_json_atomic
+
+RUNS_DIR = "runs"
+#: The dump key naming the run file a dump (or a view's copy) was stored as.
+STORED_AS = "stored_as"
+#: The dump key saying whether the run used its corpus's default selection and policy.
+DEFAULT_SELECTION = "default_selection"
+
+
+@dataclass(frozen=True)
+class ResultStore:
+    """The store under ``root`` (``--results-dir``, default ``results/``)."""
+
+    root: Path
+
+    def latest_path(self, pair: str) -> Path:
+        """The pair's latest view (also where dumps lived before the store)."""
+        return self.root / f"{pair}.json"
+
+    def run_dir(self, pair: str) -> Path:
+        return self.root / RUNS_DIR / pair
+
+    def new_run(self, pair: str, started: datetime | None = None) -> Path:
+        """A fresh run file for ``pair``, created empty so no concurrent run can take it."""
+        stamp = (started or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
+        directory = self.run_dir(pair)
+        directory.mkdir(parents=True, exist_ok=True)
+        for number in range(1, 10_000):
+            path = directory / (f"{stamp}.json" if number == 1 else f"{stamp}-{number}.json")
+            try:
+                path.open("x").close()
+            except FileExistsError:
+                continue
+            return path
+        raise OSError(f"{directory}: no free run name for {stamp}")
+
+    def runs(self, pair: str) -> list[Path]:
+        """The pair's dumps, newest first: its run files, then the view when it is not a
+        copy of one of them (a dump from before the store)."""
+        directory = self.run_dir(pair)
+        found = sorted(directory.glob("*.json"), key=_run_order, reverse=True) \
+            if directory.is_dir() else []
+        view = self.latest_path(pair)
+        if view.is_file() and _stored_as(view) is None:
+            found.append(view)
+        return found
+
+    def save(self, pair: str, run: Path, dump: dict[str, Any]) -> None:
+        """Write ``dump`` to its run file, and to the pair's view unless the view holds a
+        better run: a default run beats any other, a complete one an incomplete one, and
+        among equals the latest wins (so a ``--sample 3`` run fills an empty view, but
+        never replaces a default run)."""
+        stored = {**dump, STORED_AS: self._relative(run)}
+        write_json_atomic(run, stored, indent=None if dump.get("in_progress") else 1)
+        view = self.latest_path(pair)
+        with self._locked(pair):
+            current = _read(view)
+            if (current is None or current.get(STORED_AS) == stored[STORED_AS]
+                    or _rank(stored) >= _rank(current)):
+                write_json_atomic(view, stored, indent=1)
+
+    def _relative(self, run: Path) -> str:
+        try:
+            return str(run.resolve().relative_to(self.root.resolve()))
+        except ValueError:
+            return str(run)
+
+    @contextlib.contextmanager
+    def _locked(self, pair: str) -> Iterator[None]:
+        """Serialise view updates of one pair across processes (two runs at once)."""
+        lock = self.run_dir(pair) / ".lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with lock.open("a") as handle:
+            if os.name == "posix":
+                import fcntl
+
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+
+
+def _rank(dump: dict[str, Any]) -> tuple[bool, bool]:
+    """How well a dump stands for its pair: default selection first, then complete. A dump
+    from before the store counts as default: that is what it replaces otherwise."""
+    return bool(dump.get(DEFAULT_SELECTION, True)), bool(dump.get("complete"))
+
+
+def _run_order(path: Path) -> tuple[str, int]:
+    """``YYYYMMDD-HHMMSS[-N]``: by start time, then by number within the second."""
+    day, _, rest = path.stem.partition("-")
+    clock, _, number = rest.partition("-")
+    return day + clock, int(number) if number.isdigit() else 1
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        data = read_json(path)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _stored_as(path: Path) -> str | None:
+    data = _read(path)
+    return data.get(STORED_AS) if data else None
