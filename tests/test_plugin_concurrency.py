@@ -70,7 +70,7 @@ def test_preflight_failure_under_concurrency_sends_no_case_request(pytester, tmp
     with FakeOpenAIServer("overflow") as server:
         result = run_evals(pytester, tmp_path, *SELECT, "--sample", "4", "--model", "m",
                            "--base-url", server.url, "--concurrency", "4")
-    result.assert_outcomes(errors=2, skipped=2)
+    result.assert_outcomes(errors=1, skipped=3)  # the preflight's case, then the pair skips
     assert server.stats.requests == 1  # the preflight only
     result.stdout.fnmatch_lines(["*preflight for http_server__m failed*"])
 

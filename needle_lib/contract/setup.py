@@ -28,6 +28,7 @@ RUN_STATE = frozenset({"cases", "summary", "in_progress", "complete", "valid", "
 BOOKKEEPING = frozenset({
     *RUN_STATE,
     "schema_version", "started_at", "package", "notes", "expected_cases", "engines",
+    "stored_as", "default_selection",
     "corpus.config", "queries.path", "model.key", "model.label", "judge.concurrency",
     *(f"model.request.{key}" for key in REQUEST_BOOKKEEPING),
 })
