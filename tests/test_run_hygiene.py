@@ -21,10 +21,10 @@ def test_a_recall_only_run_counts_its_cases_and_nothing_else(pytester, tmp_path)
     result = run_evals(pytester, tmp_path / "r", "--file", str(source), module="")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert result.parseoutcomes() == {"passed": 1}  # no search-bench placeholders
-    dumps = sorted((tmp_path / "r").glob("**/*.json"))  # the run file and the latest view
-    assert len(dumps) == 2, dumps
+    view = tmp_path / "r" / "x__reference.json"
+    (run,) = (tmp_path / "r" / "runs" / "x__reference").glob("*.json")
     (report,) = (tmp_path / "r" / "reports").glob("*.html")
-    for path in (*dumps, report):
+    for path in (view, run, report):
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
 
 

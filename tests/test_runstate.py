@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 from needle_lib.plugin.runstate import RunState
 
@@ -17,20 +19,35 @@ RunState(Path(sys.argv[1])).preflight("c__m", lambda: os.kill(os.getpid(), signa
 """
 
 
-def test_a_claim_left_by_a_killed_worker_is_taken_over(tmp_path):
-    killed = subprocess.run([sys.executable, "-c", KILLED_CLAIMANT, str(tmp_path)], check=False)
-    assert killed.returncode == -9  # it died holding the claim
+def _verdict(directory: Path, verdict: str) -> list[str | None]:
+    """``preflight("c__m")`` in a thread, so a hang fails the test instead of stalling it."""
     verdicts: list[str | None] = []
 
-    def wait_for_verdict() -> None:  # in a thread, so a hang fails the test instead
-        state = RunState(tmp_path)  # SQLite connections stay in their thread
-        verdicts.append(state.preflight("c__m", lambda: "ran here"))
+    def wait_for_verdict() -> None:
+        state = RunState(directory)  # SQLite connections stay in their thread
+        verdicts.append(state.preflight("c__m", lambda: verdict))
         state.close()
 
     waiter = threading.Thread(target=wait_for_verdict, daemon=True)
     waiter.start()
     waiter.join(timeout=60)  # bounds only a hang; a healthy takeover is immediate
-    assert verdicts == ["ran here"]
+    return verdicts
+
+
+def test_a_claim_left_by_a_killed_worker_is_taken_over(tmp_path):
+    killed = subprocess.run([sys.executable, "-c", KILLED_CLAIMANT, str(tmp_path)], check=False)
+    assert killed.returncode == -9  # it died holding the claim
+    assert _verdict(tmp_path, "ran here") == ["ran here"]
+
+
+def test_a_claim_this_process_left_unfinished_is_run_again(tmp_path):
+    """A preflight whose verdict could not be written (its run directory was deleted under
+    it) leaves this process's own claim: the next case runs it again instead of waiting for
+    itself forever."""
+    state = RunState(tmp_path)
+    state._db.execute("INSERT INTO preflight VALUES ('c__m', 0, NULL, ?)", (os.getpid(),))
+    state.close()
+    assert _verdict(tmp_path, "ran again") == ["ran again"]
 
 
 def test_a_live_claimants_verdict_is_shared(tmp_path):

@@ -70,7 +70,9 @@ class RunState:
             done, error, owner = row
             if done:
                 return error
-            if not _alive(owner):
+            # Our own unfinished claim is stale too: a process runs one preflight at a time,
+            # so it is left from a preflight whose bookkeeping failed (a write error).
+            if owner == me or not _alive(owner):
                 claimed = self._db.execute(
                     "UPDATE preflight SET owner = ? WHERE pair = ? AND owner = ? AND done = 0",
                     (me, pair, owner),
