@@ -258,6 +258,28 @@ def test_gives_up_after_bounded_attempts(tmp_path: Path) -> None:
     assert "HTTP 502" in str(info.value) and "gave up after 3 attempts" in str(info.value)
 
 
+def test_an_unusable_answer_after_retries_counts_every_attempt(tmp_path: Path) -> None:
+    """503, 503, then broken JSON: the error is the third attempt's and says so (it used to
+    escape the retry loop unstamped and read "attempts=1")."""
+    sleep = SleepRecorder()
+    with respx.mock:
+        route = respx.post(URL).mock(
+            side_effect=[
+                httpx.Response(503, text="loading"),
+                httpx.Response(503, text="loading"),
+                httpx.Response(200, text="{not json"),
+            ]
+        )
+        with (
+            client_for(make_config(tmp_path), sleep) as client,
+            pytest.raises(LLMBadResponseError) as info,
+        ):
+            client.complete(MESSAGES)
+    assert route.call_count == 3 and len(sleep.delays) == 2
+    assert info.value.attempts == 3
+    assert "not valid JSON" in str(info.value) and "after 3 attempts" in str(info.value)
+
+
 def test_no_retry_on_400(tmp_path: Path) -> None:
     sleep = SleepRecorder()
     with respx.mock:

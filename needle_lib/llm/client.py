@@ -87,14 +87,18 @@ class _ClientBase:
     def _outcome(
         self, req: ChatRequest, response: httpx.Response, latency_s: float, attempt: int
     ) -> ChatResult | LLMError:
+        """An attempt's completion or its error, always returned so one place decides."""
         if not response.is_success:
             return http_error(
                 req, response.status_code, response.text, response.headers.get("Retry-After")
             )
-        return parse_completion(
-            req, response.status_code, response.text, latency_s=latency_s, attempts=attempt,
-            truncated=is_truncated(response),
-        )
+        try:
+            return parse_completion(
+                req, response.status_code, response.text, latency_s=latency_s,
+                attempts=attempt, truncated=is_truncated(response),
+            )
+        except LLMError as error:  # returned, not raised: ``_settle`` stamps the attempt count
+            return error
 
     def _settle(
         self, req: ChatRequest, sent: httpx.Response | httpx.TransportError, started: float,
