@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from needle_lib.judge.judge import judge_reply
+from needle_lib.judge.base import judge_reply
 from needle_lib.judge.parse import parse_verdict
 from needle_lib.judge.verdict import JudgeError
 from needle_lib.llm.client import AsyncChatClient, ChatClient

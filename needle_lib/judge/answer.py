@@ -14,20 +14,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from pathlib import Path
 
-import httpx
-
-from needle_lib.judge.cache import DEFAULT_CACHE_PATH, JudgeCache, JudgedPair
-from needle_lib.judge.config import judge_model_config
-from needle_lib.judge.judge import judge_reply
-from needle_lib.judge.tally import note_request
+from needle_lib.judge.base import LLMJudge
+from needle_lib.judge.cache import JudgedPair
 from needle_lib.judge.verdict import JudgeError, JudgeItem, Verdict
-from needle_lib.llm import AsyncChatClient, RetryPolicy, make_async_chat_client
-from needle_lib.net.slots import CallSlots
 
 ANSWER_PROMPT_VERSION = "needle-answer-1"
-DEFAULT_CONCURRENCY = 8
 
 _SYSTEM = (
     "You verify search results for a benchmark. Given a question, the answer we expect, "
@@ -62,33 +54,8 @@ def parse_yes_no(text: str) -> bool | None:
     return None
 
 
-class AnswerJudge:
+class AnswerJudge(LLMJudge):
     """Yes/no verdicts with a disk cache and bounded concurrency; errors come back as data."""
-
-    def __init__(self, client: AsyncChatClient, *, cache: JudgeCache | None = None,
-                 concurrency: int = DEFAULT_CONCURRENCY, slots: CallSlots | None = None) -> None:
-        if concurrency < 1:
-            raise ValueError(f"judge concurrency must be at least 1, got {concurrency}")
-        self.client = client
-        self.cache = cache
-        #: the bound on calls in flight; shared with the relevance judge when given
-        self._slots = slots or CallSlots(concurrency)
-        self.requests = 0
-
-    @classmethod
-    def create(cls, model: str | None = None, *, concurrency: int = DEFAULT_CONCURRENCY,
-               cache_path: Path | None = None,
-               transport: httpx.AsyncBaseTransport | None = None,
-               retry: RetryPolicy | None = None,
-               slots: CallSlots | None = None) -> AnswerJudge:
-        config = judge_model_config(model)
-        client = make_async_chat_client(config, transport=transport, retry=retry)
-        return cls(client, cache=JudgeCache(cache_path or DEFAULT_CACHE_PATH),
-                   concurrency=concurrency, slots=slots)
-
-    @property
-    def model(self) -> str:
-        return self.client.config.name
 
     def _pair(self, query: str, expected: str, item: JudgeItem) -> JudgedPair:
         return JudgedPair(self.model, ANSWER_PROMPT_VERSION, f"{query}\n[expected] {expected}",
@@ -101,20 +68,17 @@ class AnswerJudge:
         if cached is not None:
             return cached.rating == 1
         messages = answer_messages(query, expected, item)
-        async with self._slots.hold():
-            verdict = None
-            for _ in range(2):  # one repair round for an unreadable reply
-                self.requests += 1
-                note_request()
-                reply = await judge_reply(self.client, messages, query=query, url=item.url)
-                verdict = parse_yes_no(reply)
-                if verdict is not None:
-                    break
-                messages = [*messages, {"role": "assistant", "content": reply},
-                            {"role": "user", "content": _REPAIR}]
-            if verdict is None:
-                raise JudgeError(f"answer is neither yes nor no: {reply[:80]!r}",
-                                 query=query, url=item.url)
+        verdict = None
+        for _ in range(2):  # one repair round for an unreadable reply
+            reply = await self._ask(messages, query=query, url=item.url)
+            verdict = parse_yes_no(reply)
+            if verdict is not None:
+                break
+            messages = [*messages, {"role": "assistant", "content": reply},
+                        {"role": "user", "content": _REPAIR}]
+        if verdict is None:
+            raise JudgeError(f"answer is neither yes nor no: {reply[:80]!r}",
+                             query=query, url=item.url)
         if self.cache is not None:
             self.cache.put(pair, Verdict(rating=int(verdict), label="yes" if verdict else "no",
                                          reasoning=""))
@@ -130,8 +94,3 @@ class AnswerJudge:
                 return exc
 
         return list(await asyncio.gather(*(one(item) for item in items)))
-
-    async def aclose(self) -> None:
-        await self.client.aclose()
-        if self.cache is not None:
-            self.cache.close()

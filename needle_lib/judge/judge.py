@@ -15,14 +15,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from datetime import date
-from pathlib import Path
-from typing import Any, Self
-
-import httpx
+from typing import Any
 
 from needle_lib.clock import utc_today
-from needle_lib.judge.cache import DEFAULT_CACHE_PATH, JudgeCache, JudgedPair, ProfiledQuery
-from needle_lib.judge.config import MAX_TOKENS_ENV, judge_model_config
+from needle_lib.judge.base import DEFAULT_CONCURRENCY, LLMJudge
+from needle_lib.judge.cache import JudgeCache, JudgedPair, ProfiledQuery
 from needle_lib.judge.parse import parse_verdict
 from needle_lib.judge.profile import (
     PROFILE_PROMPT_VERSION,
@@ -31,15 +28,14 @@ from needle_lib.judge.profile import (
     parse_profile,
 )
 from needle_lib.judge.prompt import JUDGE_PROMPT_VERSION, build_messages, cut_evidence
-from needle_lib.judge.tally import note_request
 from needle_lib.judge.verdict import JudgeError, JudgeItem, Verdict
-from needle_lib.llm import AsyncChatClient, LLMError, RetryPolicy, make_async_chat_client
+from needle_lib.llm import AsyncChatClient
 from needle_lib.net.slots import CallSlots
 
-DEFAULT_CONCURRENCY = 8
+__all__ = ["DEFAULT_CONCURRENCY", "RelevanceJudge"]
 
 
-class RelevanceJudge:
+class RelevanceJudge(LLMJudge):
     """Rates search results for a query on the Needs Met scale.
 
     Counters (for reports): ``requests`` LLM calls made (profiles included), ``cache_hits``
@@ -59,17 +55,10 @@ class RelevanceJudge:
         today: Callable[[], date] = utc_today,
         slots: CallSlots | None = None,
     ) -> None:
-        if concurrency < 1:
-            raise ValueError(f"judge concurrency must be at least 1, got {concurrency}")
-        self.client = client
-        self.cache = cache
-        self.concurrency = concurrency
+        super().__init__(client, cache=cache, concurrency=concurrency, slots=slots)
         self._today = today
-        #: the bound on calls in flight; shared with other judges (and processes) when given
-        self._slots = slots or CallSlots(concurrency)
         self._inflight: dict[str, asyncio.Task[Verdict]] = {}
         self._profiles: dict[str, asyncio.Task[QueryProfile | None]] = {}
-        self.requests = 0
         self.cache_hits = 0
         self.shared = 0
         self.judged = 0
@@ -77,30 +66,6 @@ class RelevanceJudge:
         self.profile_requests = 0
         self.profile_cache_hits = 0
         self.profile_errors = 0
-
-    @classmethod
-    def create(
-        cls,
-        model: str | None = None,
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        cache_path: Path | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        retry: RetryPolicy | None = None,
-        slots: CallSlots | None = None,
-    ) -> RelevanceJudge:
-        """A judge for ``--judge-model`` / ``--judge-concurrency`` with the default disk cache."""
-        config = judge_model_config(model)
-        client = make_async_chat_client(config, transport=transport, retry=retry)
-        cache = JudgeCache(cache_path or DEFAULT_CACHE_PATH)
-        return cls(client, cache=cache, concurrency=concurrency, slots=slots)
-
-    def __repr__(self) -> str:
-        return f"RelevanceJudge(model={self.model!r}, concurrency={self.concurrency})"
-
-    @property
-    def model(self) -> str:
-        return self.client.config.name
 
     def stats(self) -> dict[str, Any]:
         """Counters and model identity, for a run report."""
@@ -230,44 +195,3 @@ class RelevanceJudge:
         if self.cache is not None:
             self.cache.put(pair, verdict)
         return verdict
-
-    async def _ask(self, messages: list[dict[str, Any]], *, query: str, url: str | None) -> str:
-        """One LLM call under the concurrency bound; a failed or cut-off answer is an error."""
-        async with self._slots.hold():
-            self.requests += 1
-            note_request()
-            return await judge_reply(self.client, messages, query=query, url=url)
-
-    async def aclose(self) -> None:
-        await self.client.aclose()
-        if self.cache is not None:
-            self.cache.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
-async def judge_reply(client: AsyncChatClient, messages: list[dict[str, Any]], *, query: str,
-                      url: str | None) -> str:
-    """The text of one judge call; a failed request or an answer cut off by the token budget
-    (a reasoning model that never reached its verdict) is a ``JudgeError``, never a zero."""
-    try:
-        result = await client.complete(messages)
-    except LLMError as exc:
-        raise JudgeError(str(exc), query=query, url=url) from exc
-    if result.finish_reason == "length":
-        budget = client.config.max_tokens
-        raise JudgeError(
-            f"answer truncated: the model used its whole max_tokens budget ({budget}) "
-            f"before finishing (finish_reason 'length'); raise {MAX_TOKENS_ENV} or the "
-            "judge model config's max_tokens",
-            query=query, url=url,
-        )
-    if result.truncated_by_needle:
-        raise JudgeError(
-            f"answer larger than the judge's max_answer_bytes "
-            f"({client.config.max_answer_bytes} bytes): not judged", query=query, url=url)
-    return result.content

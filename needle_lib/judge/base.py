@@ -1,0 +1,96 @@
+"""What every LLM judge shares: one chat client, the disk cache, the run-wide call bound.
+
+The relevance judge (Needs Met ratings) and the answer judge (yes/no backstop of known-item
+benches) differ in prompts and parsing only; building the client, bounding calls in flight,
+counting requests and turning a failed or cut-off reply into a ``JudgeError`` live here once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Self
+
+import httpx
+
+from needle_lib.judge.cache import DEFAULT_CACHE_PATH, JudgeCache
+from needle_lib.judge.config import MAX_TOKENS_ENV, judge_model_config
+from needle_lib.judge.tally import note_request
+from needle_lib.judge.verdict import JudgeError
+from needle_lib.llm import AsyncChatClient, LLMError, RetryPolicy, make_async_chat_client
+from needle_lib.net.slots import CallSlots
+
+DEFAULT_CONCURRENCY = 8
+
+
+class LLMJudge:
+    """A judge model behind a bounded, cached client; ``requests`` counts the calls made."""
+
+    def __init__(self, client: AsyncChatClient, *, cache: JudgeCache | None = None,
+                 concurrency: int = DEFAULT_CONCURRENCY, slots: CallSlots | None = None) -> None:
+        if concurrency < 1:
+            raise ValueError(f"judge concurrency must be at least 1, got {concurrency}")
+        self.client = client
+        self.cache = cache
+        self.concurrency = concurrency
+        #: the bound on calls in flight; shared with other judges (and processes) when given
+        self._slots = slots or CallSlots(concurrency)
+        self.requests = 0
+
+    @classmethod
+    def create(cls, model: str | None = None, *, concurrency: int = DEFAULT_CONCURRENCY,
+               cache_path: Path | None = None,
+               transport: httpx.AsyncBaseTransport | None = None,
+               retry: RetryPolicy | None = None, slots: CallSlots | None = None) -> Self:
+        """A judge for ``--judge-model`` / ``--judge-concurrency`` with the default disk cache."""
+        client = make_async_chat_client(judge_model_config(model), transport=transport,
+                                        retry=retry)
+        return cls(client, cache=JudgeCache(cache_path or DEFAULT_CACHE_PATH),
+                   concurrency=concurrency, slots=slots)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, concurrency={self.concurrency})"
+
+    @property
+    def model(self) -> str:
+        return self.client.config.name
+
+    async def _ask(self, messages: list[dict[str, Any]], *, query: str, url: str | None) -> str:
+        """One LLM call under the concurrency bound; a failed or cut-off answer is an error."""
+        async with self._slots.hold():
+            self.requests += 1
+            note_request()
+            return await judge_reply(self.client, messages, query=query, url=url)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+        if self.cache is not None:
+            self.cache.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def judge_reply(client: AsyncChatClient, messages: list[dict[str, Any]], *, query: str,
+                      url: str | None) -> str:
+    """The text of one judge call; a failed request or an answer cut off by the token budget
+    (a reasoning model that never reached its verdict) is a ``JudgeError``, never a zero."""
+    try:
+        result = await client.complete(messages)
+    except LLMError as exc:
+        raise JudgeError(str(exc), query=query, url=url) from exc
+    if result.finish_reason == "length":
+        budget = client.config.max_tokens
+        raise JudgeError(
+            f"answer truncated: the model used its whole max_tokens budget ({budget}) "
+            f"before finishing (finish_reason 'length'); raise {MAX_TOKENS_ENV} or the "
+            "judge model config's max_tokens",
+            query=query, url=url,
+        )
+    if result.truncated_by_needle:
+        raise JudgeError(
+            f"answer larger than the judge's max_answer_bytes "
+            f"({client.config.max_answer_bytes} bytes): not judged", query=query, url=url)
+    return result.content
