@@ -9,7 +9,7 @@ import re
 import pytest
 
 from needle_lib.benches.legal import match as legal_match
-from needle_lib.benches.legal.bench import LegalBench
+from needle_lib.benches.legal.bench import LEGAL
 from needle_lib.benches.legal.match import (
     GoldError,
     LegalGold,
@@ -176,7 +176,7 @@ def test_match_rules_and_their_reasons(gold, title, snippet, url, matched, why):
 
 
 def test_the_reference_note_a_bare_docket_is_not_a_hit():
-    bench = LegalBench()
+    bench = LEGAL
     result = SearchResult(url="https://b.example/1", title="Order", snippet="No. 25-2462")
     match = bench.match(CASE_GOLD, result)
     assert not match.matched and "docket 25-2462" in match.why
@@ -211,7 +211,7 @@ NEEDLE_ROWS = [
 def test_needle_rows_load_with_string_fields_and_group_by_suite_syntax_court(tmp_path):
     path = tmp_path / "legal.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in NEEDLE_ROWS))
-    bench = LegalBench()
+    bench = LEGAL
     (case, code) = load_queries(path)
     case_gold, code_gold = bench.parse_gold(case.gold), bench.parse_gold(code.gold)
     assert case_gold == CASE_GOLD

@@ -17,10 +17,9 @@ Scoring rules, and why:
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from needle_lib.metrics.latency import latency_stats
 from needle_lib.metrics.urls import normalize_url
@@ -39,43 +38,68 @@ class Match:
     why: str
 
 
-class KnownItemBench(ABC):
-    """A known-item bench: its name, gold reader, matcher and report groups."""
+class KnownItemGold(Protocol):
+    """A bench's parsed gold: whatever it holds, it can say what it is in a miss message."""
 
-    name: ClassVar[str]
-    kind: ClassVar[str] = "known_item"
+    def describe(self) -> str: ...
+
+
+G = TypeVar("G", bound=KnownItemGold)
+G_contra = TypeVar("G_contra", bound=KnownItemGold, contravariant=True)
+
+
+class Matcher(Protocol[G_contra]):
+    def __call__(self, gold: G_contra, *, title: str, snippet: str, url: str) -> Match: ...
+
+
+@dataclass(frozen=True, eq=False)
+class KnownItemBench(Generic[G]):
+    """A known-item bench as data: its name, gold reader, matcher and report groups.
+
+    Benches differ in these and nothing else, so a bench module declares one instance
+    (``FINANCE = KnownItemBench(...)``) instead of subclassing plumbing.
+    """
+
+    name: str
     #: ``query_source`` values of rows that belong to this bench.
-    sources: ClassVar[tuple[str, ...]]
-    #: Report breakdowns, in order: ``by_<group>`` for each (``groups`` fills them per case).
-    group_names: ClassVar[tuple[str, ...]]
+    sources: tuple[str, ...]
+    #: The bench's gold object from a row's ``gold``; ``ValueError`` says what is wrong.
+    read_gold: Callable[[Any], G]
+    #: Whether one result (snippet already capped) carries the gold, and why (not).
+    matcher: Matcher[G]
+    #: Report breakdowns, in order: ``by_<group>`` for each.
+    group_names: tuple[str, ...]
+    #: This query's value for each of ``group_names`` ("" = not in that breakdown).
+    row_groups: Callable[[dict[str, Any], G], dict[str, str]]
+    #: The groups whose values, joined, are the sampling stratum (``--sample``); () = all.
+    stratum_groups: tuple[str, ...] = ()
     #: Group values in a fixed order (e.g. a freshness ladder); others sort by name.
-    group_orders: ClassVar[dict[str, tuple[str, ...]]] = {}
+    group_orders: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: Whether ``--judge`` (the LLM backstop) applies to this bench.
-    judge_backstop: ClassVar[bool] = False
+    judge_backstop: bool = False
     #: Top-K when ``--num-results`` is not given.
-    default_num_results: ClassVar[int] = 5
+    default_num_results: int = 5
+    kind: ClassVar[str] = "known_item"
 
-    @abstractmethod
-    def parse_gold(self, gold: Any) -> Any:
-        """The bench's gold object from a row's ``gold``; ``ValueError`` says what is wrong."""
+    def parse_gold(self, gold: Any) -> G:
+        return self.read_gold(gold)
 
-    @abstractmethod
-    def match(self, gold: Any, result: SearchResult) -> Match:
-        """Whether ``result`` (snippet already capped) carries ``gold``."""
+    def match(self, gold: G, result: SearchResult) -> Match:
+        return self.matcher(gold, title=result.title, snippet=result.snippet, url=result.url)
 
-    @abstractmethod
-    def describe(self, gold: Any) -> str:
+    def describe(self, gold: G) -> str:
         """The gold as a miss message shows it."""
+        return gold.describe()
 
-    @abstractmethod
-    def groups(self, row: dict[str, Any], gold: Any) -> dict[str, str]:
-        """This query's value for each of ``group_names`` ("" = not in that breakdown)."""
+    def groups(self, row: dict[str, Any], gold: G) -> dict[str, str]:
+        return self.row_groups(row, gold)
 
-    def stratum(self, row: dict[str, Any], gold: Any) -> str | None:
-        """The sampling stratum (``--sample``); by default every group joined."""
-        return ":".join(self.groups(row, gold).values()) or None
+    def stratum(self, row: dict[str, Any], gold: G) -> str | None:
+        groups = self.groups(row, gold)
+        names = self.stratum_groups or tuple(groups)
+        return ":".join(groups[name] for name in names) or None
 
-    def judge_context(self, gold: Any) -> str:
+    def judge_context(self, gold: G) -> str:
         """What the backstop judge is told the answer is (field and accepted forms)."""
         return self.describe(gold)
 
@@ -169,7 +193,7 @@ def _ultimate_case(present: dict[str, dict[str, Any]], engines: list[str],
 
 
 def _summary(cases: list[dict[str, Any]], group_names: tuple[str, ...],
-             orders: dict[str, tuple[str, ...]], *, hit_by_other: dict[str, set[str]] | None,
+             orders: Mapping[str, tuple[str, ...]], *, hit_by_other: dict[str, set[str]] | None,
              engine: str) -> dict[str, Any]:
     scored = [c for c in cases if _scored(c)]
     hits = [c for c in scored if c.get("hit_rank")]
@@ -206,7 +230,7 @@ def _summary(cases: list[dict[str, Any]], group_names: tuple[str, ...],
 
 
 def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
-                 group_names: tuple[str, ...], group_orders: dict[str, tuple[str, ...]],
+                 group_names: tuple[str, ...], group_orders: Mapping[str, tuple[str, ...]],
                  in_progress: bool) -> dict[str, Any]:
     """The known-item run report: per engine (then ``ultimate``) recall@K, MRR@K, breakdowns,
     misses, judge counts, latency, retries and per-query rows; linear in the cases."""

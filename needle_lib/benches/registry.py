@@ -35,13 +35,13 @@ _JUDGED = {
     "agentic_rare": JudgedBench("agentic_rare", ("agentic_rare",)),
 }
 _KNOWN_ITEM = {
-    "finance": "needle_lib.benches.finance.bench:FinanceBench",
-    "scholar": "needle_lib.benches.scholar.bench:ScholarBench",
-    "legal": "needle_lib.benches.legal.bench:LegalBench",
+    "finance": "needle_lib.benches.finance.bench:FINANCE",
+    "scholar": "needle_lib.benches.scholar.bench:SCHOLAR",
+    "legal": "needle_lib.benches.legal.bench:LEGAL",
 }
 BENCH_NAMES = (*_JUDGED, *_KNOWN_ITEM)
 
-Bench = JudgedBench | KnownItemBench
+Bench = JudgedBench | KnownItemBench[Any]
 
 
 @cache
@@ -50,8 +50,9 @@ def bench_named(name: str) -> Bench:
         return _JUDGED[name]
     if name not in _KNOWN_ITEM:
         raise ConfigError(f"unknown search bench {name!r}; known: {', '.join(BENCH_NAMES)}")
-    module, _, cls = _KNOWN_ITEM[name].partition(":")
-    return getattr(importlib.import_module(module), cls)()
+    module, _, attribute = _KNOWN_ITEM[name].partition(":")
+    bench: KnownItemBench[Any] = getattr(importlib.import_module(module), attribute)
+    return bench
 
 
 @cache

@@ -7,42 +7,32 @@ last year's: how fresh an engine's index is).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
-from needle_lib.benches.known_item import KnownItemBench, Match
+from needle_lib.benches.known_item import KnownItemBench
 from needle_lib.benches.scholar.buckets import BUCKETS
 from needle_lib.benches.scholar.match import ScholarGold, match_result
 from needle_lib.benches.scholar.papers import AGE_BUCKETS, DOMAINS
-from needle_lib.search.types import SearchResult
 
 
-class ScholarBench(KnownItemBench):
-    name = "scholar"
-    sources = ("scholar",)
-    group_names = ("bucket", "age", "domain", "suite")
-    group_orders: ClassVar[dict[str, tuple[str, ...]]] = {
-        "bucket": BUCKETS, "age": AGE_BUCKETS, "domain": DOMAINS,
+def scholar_groups(row: dict[str, Any], gold: ScholarGold) -> dict[str, str]:
+    origin = row.get("query_origin") or {}
+    return {
+        "bucket": str(origin.get("bucket") or ""),
+        "age": gold.age_bucket,
+        "domain": gold.domain,
+        "suite": str(origin.get("suite") or ""),
     }
-    default_num_results = 10
 
-    def parse_gold(self, gold: Any) -> ScholarGold:
-        return ScholarGold.from_row(gold)
 
-    def match(self, gold: ScholarGold, result: SearchResult) -> Match:
-        return match_result(gold, title=result.title, snippet=result.snippet, url=result.url)
-
-    def describe(self, gold: ScholarGold) -> str:
-        return gold.describe()
-
-    def groups(self, row: dict[str, Any], gold: ScholarGold) -> dict[str, str]:
-        origin = row.get("query_origin") or {}
-        return {
-            "bucket": str(origin.get("bucket") or ""),
-            "age": gold.age_bucket,
-            "domain": gold.domain,
-            "suite": str(origin.get("suite") or ""),
-        }
-
-    def stratum(self, row: dict[str, Any], gold: ScholarGold) -> str:
-        groups = self.groups(row, gold)
-        return f"{groups['bucket']}:{groups['age']}"
+SCHOLAR = KnownItemBench(
+    name="scholar",
+    sources=("scholar",),
+    read_gold=ScholarGold.from_row,
+    matcher=match_result,
+    group_names=("bucket", "age", "domain", "suite"),
+    row_groups=scholar_groups,
+    stratum_groups=("bucket", "age"),
+    group_orders={"bucket": BUCKETS, "age": AGE_BUCKETS, "domain": DOMAINS},
+    default_num_results=10,
+)
