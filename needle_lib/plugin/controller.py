@@ -163,10 +163,12 @@ class Controller:
         if (self.gate_failures or empty) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
+    def pytest_html_results_table_row(self, report: pytest.TestReport | pytest.CollectReport,
+                                      cells: list[str]) -> None:
         escape_id_cell(cells)  # pytest-html inserts the id unescaped, via innerHTML
 
-    def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
+    def pytest_html_results_table_html(self, report: pytest.TestReport | pytest.CollectReport,
+                                       data: list[str]) -> None:
         """A failed recall case's message is its diff, which the coloured extra (with
         composition and legend) already shows: drop the plain copy from the log."""
         record = record_of(report)
