@@ -7,7 +7,7 @@ import argparse
 import shlex
 from pathlib import Path
 
-from needle_lib.jsonio import read_json
+from needle_lib.contract.dumpfiles import DumpError, read_recall_dump
 from needle_lib.llm.config import resolve_model
 from needle_lib.paths import MODELS_DIR, RESULTS_DIR
 from needle_lib.recall.corpus import configured_corpus_names
@@ -30,8 +30,8 @@ def dump_state(path: Path) -> tuple[str, str]:
     if not path.is_file():
         return "missing", ""
     try:
-        dump = read_json(path)
-    except (OSError, ValueError) as exc:
+        dump = read_recall_dump(path)
+    except DumpError as exc:
         return "unreadable", str(exc)
     if (dump.get("prompt_version"), dump.get("scorer_version")) != (PROMPT_VERSION,
                                                                     SCORER_VERSION):
