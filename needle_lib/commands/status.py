@@ -8,11 +8,12 @@ import shlex
 from pathlib import Path
 
 from needle_lib.contract.dumpfiles import DumpError, read_recall_dump
-from needle_lib.llm.config import resolve_model
+from needle_lib.llm.config import resolve_model, sanitize_key
 from needle_lib.paths import MODELS_DIR, RESULTS_DIR
 from needle_lib.recall.corpus import configured_corpus_names
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.score import SCORER_VERSION
+from needle_lib.recall.store import ResultStore, pair_name
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,15 +64,16 @@ def _dump_keys(values: list[str]) -> list[tuple[str, str]]:
     """(the name as given, the key its dumps are filed under) per ``--model`` value:
     ``configs/x.toml``, ``x`` and a raw id resolve exactly as a run resolves them."""
     if not values:
-        return [(p.stem, p.stem) for p in sorted(MODELS_DIR.glob("*.toml"))]
+        return [(p.stem, sanitize_key(p.stem)) for p in sorted(MODELS_DIR.glob("*.toml"))]
     return [(value, resolve_model(value).key) for value in values]
 
 
 def run(args: argparse.Namespace) -> int:
     rows = []
+    store = ResultStore(args.results)
     for corpus in configured_corpus_names():
         for model, key in _dump_keys(args.model):
-            state, detail = dump_state(args.results / f"{corpus}__{key}.json")
+            state, detail = dump_state(store.latest_path(pair_name(corpus, key)))
             rows.append((corpus, key, model, state, detail))
     width = max(len(f"{c}__{k}") for c, k, _, _, _ in rows)
     for corpus, key, model, state, detail in rows:
