@@ -257,8 +257,8 @@ def test_status_finds_the_dump_of_a_model_config_with_an_unsafe_file_name(tmp_pa
     assert key == "My_Model"
     view = results / f"jquery__{key}.json"  # where a run's latest view goes
     results.mkdir()
-    view.write_text("{}", encoding="utf-8")  # not a dump: status reads it and says so
+    view.write_text('{"prompt_version": "v0"}', encoding="utf-8")  # found: stale, not missing
     assert needle(["status", "--results", str(results)]) == 0
     out = capsys.readouterr().out
-    assert any(line.startswith(f"jquery__{key} ") and "unreadable" in line
+    assert any(line.startswith(f"jquery__{key} ") and "stale" in line
                for line in out.splitlines()), out

@@ -7,7 +7,7 @@ import argparse
 import shlex
 from pathlib import Path
 
-from needle_lib.contract.dumpfiles import DumpError, read_recall_dump
+from needle_lib.contract.dumpfiles import DumpError, check_recall_dump, read_results_json
 from needle_lib.llm.config import resolve_model, sanitize_key
 from needle_lib.paths import MODELS_DIR, RESULTS_DIR
 from needle_lib.recall.corpus import configured_corpus_names
@@ -31,14 +31,16 @@ def dump_state(path: Path) -> tuple[str, str]:
     if not path.is_file():
         return "missing", ""
     try:
-        dump = read_recall_dump(path)
+        data = read_results_json(path)
+        if isinstance(data, dict) and (data.get("prompt_version"), data.get(
+                "scorer_version")) != (PROMPT_VERSION, SCORER_VERSION):
+            # an older Needle's dump: its shape may differ too; what matters is re-running
+            return "stale", (f"prompt {data.get('prompt_version')} / scorer "
+                             f"{data.get('scorer_version')}; current {PROMPT_VERSION} / "
+                             f"{SCORER_VERSION}")
+        dump = check_recall_dump(path, data)
     except DumpError as exc:
         return "unreadable", str(exc)
-    if (dump.get("prompt_version"), dump.get("scorer_version")) != (PROMPT_VERSION,
-                                                                    SCORER_VERSION):
-        return "stale", (f"prompt {dump.get('prompt_version')} / scorer "
-                         f"{dump.get('scorer_version')}; current {PROMPT_VERSION} / "
-                         f"{SCORER_VERSION}")
     summary = dump.get("summary", {})
     counts = (f"{summary.get('cases', 0)}/{summary.get('expected', '?')} cases, "
               f"{summary.get('errors', 0)} errors, {summary.get('skipped', 0)} skipped")
