@@ -239,3 +239,26 @@ def test_a_tampered_history_bench_name_is_refused(tmp_path):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ReportError, match="not a plain name"):
         load_run(Path(path))
+
+
+def test_status_finds_the_dump_of_a_model_config_with_an_unsafe_file_name(tmp_path, monkeypatch,
+                                                                          capsys):
+    """A run files ``configs/models/My Model.toml`` under the safe key ``My_Model``; status
+    used to look for ``…__My Model.json`` and call every such run missing."""
+    from needle_lib.cli import main as needle
+    from needle_lib.commands import status
+
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "My Model.toml").write_text('name = "my-model"\n', encoding="utf-8")
+    monkeypatch.setattr(status, "MODELS_DIR", models)
+    key = resolve_model("My Model", models_dir=models).key
+    results = tmp_path / "results"
+    assert key == "My_Model"
+    view = results / f"jquery__{key}.json"  # where a run's latest view goes
+    results.mkdir()
+    view.write_text('{"prompt_version": "v0"}', encoding="utf-8")  # found: stale, not missing
+    assert needle(["status", "--results", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert any(line.startswith(f"jquery__{key} ") and "stale" in line
+               for line in out.splitlines()), out

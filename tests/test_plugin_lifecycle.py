@@ -127,6 +127,9 @@ def test_status_names_states_and_commands(tmp_path, capsys):
 
     current = {"prompt_version": PROMPT_VERSION, "scorer_version": SCORER_VERSION,
                "in_progress": True, "valid": True, "complete": False,
+               "corpus": {"name": "http_server", "sha256": "0" * 64},
+               "model": {"key": "reference"},
+               "scoring": {"count_comments": True, "relax_indent": False}, "cases": [],
                "summary": {"cases": 3, "expected": 16, "errors": 0, "skipped": 0}}
     (results / "http_server__reference.json").write_text(json.dumps(current))
     assert needle(["status", "--model", "reference", "--results", str(results)]) == 0

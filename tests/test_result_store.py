@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
+import sys
+import threading
 from datetime import UTC, datetime
+from typing import Any
 
 from evalrun import assert_usage_error, load_dump, run_evals
 
 from needle_lib.cli import main as needle
+from needle_lib.paths import REPO_ROOT
 from needle_lib.recall.store import DEFAULT_SELECTION, STORED_AS, ResultStore
+from needle_lib.testing.loopback import Response
+from needle_lib.testing.openai_server import FakeOpenAIServer
 
 PAIR = "http_server__reference"
 CORPUS = ("-k", "http_server", "--corpus", "http_server")
@@ -76,3 +84,53 @@ def test_runs_started_together_get_their_own_files_and_the_best_becomes_the_view
     assert view[STORED_AS] == f"runs/{PAIR}/{second.name}"  # complete beats a later partial
     assert store.runs(PAIR) == [third, second, first]
     assert json.loads(first.read_text())["cases"] == [1]  # every run keeps its own cases
+
+
+class LockstepServer(FakeOpenAIServer):
+    """A perfect model that answers a request only once another request is in flight too:
+    two serial runs against it advance in lockstep, so their dump writes interleave on every
+    case (the race of two runs on one pair), synchronised by the requests themselves."""
+
+    def __init__(self) -> None:
+        super().__init__("perfect")
+        self.partners = threading.Barrier(2)
+
+    def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
+        # the deadline only bounds a broken run; a good one never waits for it
+        with contextlib.suppress(threading.BrokenBarrierError):
+            self.partners.wait(timeout=240)
+        return super().handle(method, path, headers, body)
+
+
+def test_two_runs_on_one_pair_at_once_each_keep_their_cases(tmp_path):
+    """Issue 20.11 / 25: disjoint ``-k`` runs of one (corpus, model) at the same time."""
+    results, model = tmp_path / "results", "lockstep-fake"
+    selections = {"parse_request or send_error or guess_type": 3,
+                  "log_message or translate_path or is_cgi": 3}
+    with LockstepServer() as server:
+        runs = [subprocess.Popen(
+            [sys.executable, "-m", "pytest", str(REPO_ROOT / "evals" / "test_recall.py"),
+             f"--rootdir={REPO_ROOT}", "-p", "no:cacheprovider", "-q", "--no-color",
+             "--results-dir", str(results), "--model", model, "--base-url", server.url,
+             "--corpus", "http_server", "-k", selection],
+            cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for selection in selections]
+        outputs = [run.communicate(timeout=600)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], "\n".join(outputs)
+    assert not server.partners.broken  # every request met its partner: the runs overlapped
+    pair = f"http_server__{model}"
+    store = ResultStore(results)
+    files = store.runs(pair)
+    assert len(files) == 2
+    held = {frozenset(c["function"] for c in json.loads(f.read_text())["cases"]) for f in files}
+    wanted = {frozenset(s.split(" or ")) for s in selections}
+    assert held == wanted  # each run's own cases, none lost, none borrowed
+    for path in files:
+        dump = json.loads(path.read_text())
+        assert [c["outcome"] for c in dump["cases"]] == ["passed"] * 3
+        assert dump["in_progress"] is False
+    view = json.loads(store.latest_path(pair).read_text())
+    source = results / view[STORED_AS]
+    assert source in files
+    assert {k: v for k, v in view.items() if k != STORED_AS} == \
+        {k: v for k, v in json.loads(source.read_text()).items() if k != STORED_AS}

@@ -163,4 +163,4 @@ def test_merge_refuses_old_search_reports_and_broken_files(tmp_path, capsys):
     broken = tmp_path / "broken.json"
     broken.write_text("{")
     assert needle(["merge", str(broken), "--out", str(tmp_path / "m.json")]) == 2
-    assert f"{broken}: cannot read a dump" in capsys.readouterr().err
+    assert f"{broken}: invalid JSON at line 1 column 2" in capsys.readouterr().err

@@ -7,8 +7,12 @@ test_search_evals.)
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from evalrun import assert_usage_error, run_evals
+
+from needle_lib.paths import REPO_ROOT
 
 CORPUS = """\
 [files]
@@ -40,3 +44,40 @@ def test_bad_concurrency_and_shard_values_are_usage_errors(pytester, tmp_path):
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines([message])
         assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def scratch_root(root: Path) -> Path:
+    """A repository layout under ``root`` (``NEEDLE_ROOT``) whose configs can be broken."""
+    (root / "configs" / "engines").mkdir(parents=True)
+    for name in ("evals", "fixtures", "conftest.py", "pyproject.toml"):
+        (root / name).symlink_to(REPO_ROOT / name)
+    for name in ("corpora", "models"):
+        (root / "configs" / name).symlink_to(REPO_ROOT / "configs" / name)
+    return root
+
+
+def test_a_broken_engine_config_under_the_evals_directory_is_one_usage_error(
+        pytester, tmp_path, monkeypatch):
+    """`pytest evals` collects every bench, so every engine config is read: a broken one
+    used to surface as collection errors and, with an HTML report, an INTERNALERROR."""
+    root = scratch_root(tmp_path / "repo")
+    broken = root / "configs" / "engines" / "mine.toml"
+    broken.write_text('method = "GET"\npath = "/search"\nbogus = 1\n', encoding="utf-8")
+    monkeypatch.setenv("NEEDLE_ROOT", str(root))
+    result = run_evals(pytester, tmp_path / "results", "--html", str(tmp_path / "r.html"),
+                       module="")
+    assert_usage_error(result, f"{broken}: unknown key 'bogus'*")
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_collection_error_with_an_html_report_is_reported_not_an_internal_error(pytester):
+    """pytest-html hands a collection error's CollectReport (no ``user_properties``) to the
+    row hooks the controller implements."""
+    pytester.makepyfile(test_broken="raise RuntimeError('broken module')\n")
+    result = pytester.runpytest_subprocess("-p", "needle_lib.plugin", "-p", "no:cacheprovider",
+                                           "--html", "r.html", "test_broken.py")
+    output = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in output
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # pytest's own "errors during collection"
+    result.stdout.fnmatch_lines(["*ERROR collecting test_broken.py*", "*broken module*"])
+    assert "test_broken.py" in (pytester.path / "r.html").read_text(encoding="utf-8")

@@ -14,17 +14,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from needle_lib.benches.runfiles import assemble_report
+from needle_lib.benches.runfiles import assemble_report, check_run
 from needle_lib.recall.merge import Merged, MergeError, Part, check_setups
+from needle_lib.tomlconf import ConfigError
 
 
 #: Header fields that may differ between parts of one run.
 def _header(part: Part) -> dict[str, Any]:
-    header = part.dump.get("header")
-    if not isinstance(header, dict) or not isinstance(part.dump.get("cases"), list):
+    if "header" not in part.dump or "cases" not in part.dump:
         raise MergeError(f"{part.path}: a search report without 'header' and 'cases' "
                          "(written by an older Needle?) cannot be merged")
-    return header
+    try:
+        check_run(part.path, part.dump["header"], part.dump["cases"])
+    except ConfigError as exc:
+        raise MergeError(str(exc)) from None
+    return part.dump["header"]
 
 
 def merge_search(parts: list[Part]) -> Merged:

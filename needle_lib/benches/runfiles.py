@@ -17,6 +17,7 @@ from typing import IO, Any
 
 from needle_lib.benches.registry import build_report
 from needle_lib.jsonio import read_json, write_json_atomic
+from needle_lib.names import is_plain
 from needle_lib.tomlconf import ConfigError
 
 JOURNAL_SUFFIX = ".partial.jsonl"
@@ -115,6 +116,7 @@ def read_run(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise ConfigError(f"{path}: cannot read search report: {exc}") from None
     if not isinstance(report, dict) or "header" not in report or "cases" not in report:
         raise ConfigError(f"{path}: not a Needle search report (no 'header' and 'cases')")
+    check_run(path, report["header"], report["cases"])
     return report["header"], report["cases"]
 
 
@@ -132,12 +134,53 @@ def _read_journal(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             if number == len(lines):  # a line cut short by a kill: the case in flight
                 break
             raise ConfigError(f"{path}:{number}: not JSON") from None
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{path}:{number}: not a journal entry (an object with "
+                              "'header' or 'case')")
         if "header" in entry:
             header = entry["header"]
         elif "case" in entry:
             case = entry["case"]
+            if not (isinstance(case, dict) and isinstance(case.get("query_id"), str)
+                    and isinstance(case.get("engine"), str)):
+                raise ConfigError(f"{path}:{number}: a case needs a string 'query_id' and "
+                                  "'engine'")
             cases[(case["query_id"], case["engine"])] = case
     if header is None:
         raise ConfigError(f"{path}: journal has no header line")
-    return header, list(cases.values())
+    found = list(cases.values())
+    check_run(path, header, found)
+    return header, found
 
+
+def _require(path: Path, where: str, value: Any, kind: type, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, kind):  # True is an int in Python
+        raise ConfigError(f"{path}: {where} must be {what}, got {value!r}"[:300])
+
+
+def check_run(path: Path, header: Any, cases: Any) -> None:
+    """The shape ``build_report``, ``needle merge`` and ``needle publish`` rely on, checked
+    up front so a structurally bad file (valid JSON) is one error naming it."""
+    _require(path, "header", header, dict, "an object")
+    _require(path, "header.bench", header.get("bench"), str, "a bench name")
+    if not is_plain(header["bench"]):  # it names pages and files of the site
+        raise ConfigError(f"{path}: header.bench {header['bench']!r} is not a plain name "
+                          "(letters, digits, '.', '_', '-'); refusing a tampered report"[:300])
+    engines = header.get("engines")
+    _require(path, "header.engines", engines, list, "a list of engine names")
+    for engine in engines:
+        _require(path, "header.engines[]", engine, str, "an engine name")
+    _require(path, "header.num_results", header.get("num_results"), int, "an integer")
+    queries = header.get("queries")
+    _require(path, "header.queries", queries, dict, "an object")
+    _require(path, "header.queries.count", queries.get("count"), int, "an integer")
+    _require(path, "cases", cases, list, "a list")
+    for number, case in enumerate(cases):
+        where = f"cases[{number}]"
+        _require(path, where, case, dict, "an object")
+        for key in ("query_id", "query", "engine"):
+            _require(path, f"{where}.{key}", case.get(key), str, "a string")
+        _require(path, f"{where}.results", case.get("results"), list, "a list")
+        for rank, result in enumerate(case["results"]):
+            _require(path, f"{where}.results[{rank}]", result, dict, "an object")
+            _require(path, f"{where}.results[{rank}].url", result.get("url"), str, "a URL")

@@ -16,7 +16,8 @@ from typing import Any
 
 from needle_lib.benches.merge import merge_search
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX, read_run
-from needle_lib.jsonio import read_json, write_json_atomic
+from needle_lib.contract.dumpfiles import DumpError, read_results_json
+from needle_lib.jsonio import write_json_atomic
 from needle_lib.recall.merge import Merged, MergeError, Part, merge_recall
 from needle_lib.tomlconf import ConfigError
 
@@ -54,9 +55,9 @@ def _read(path: Path) -> Part:
             raise MergeError(str(exc)) from None
         return Part(path, {"header": header, "cases": cases, "engines": header["engines"]})
     try:
-        return Part(path, read_json(path))
-    except (OSError, ValueError) as exc:
-        raise MergeError(f"{path}: cannot read a dump: {exc}") from None
+        return Part(path, read_results_json(path))
+    except DumpError as exc:
+        raise MergeError(str(exc)) from None
 
 
 def merge_parts(paths: list[Path]) -> Merged:

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 from needle_lib.console import want_color
-from needle_lib.jsonio import read_json
+from needle_lib.contract.dumpfiles import read_recall_dump
+from needle_lib.contract.records import RecallDump
 from needle_lib.recall.corpus import ScoringPolicy, resolve_corpus, single_file_config
 from needle_lib.recall.rescore import rescore_dump
 from needle_lib.recall.results import FAILED
 from needle_lib.report.terminal import case_headline, composition_line, explain_case, summary_table
-from needle_lib.tomlconf import ConfigError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _corpus_config(dump: dict, name: str | None):
+def _corpus_config(dump: RecallDump, name: str | None):
     if name:
         return resolve_corpus(name)
     source = dump["corpus"].get("config", "")
@@ -53,10 +53,7 @@ def _corpus_config(dump: dict, name: str | None):
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        dump = read_json(args.dump)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{args.dump}: cannot read dump: {exc}") from None
+    dump = read_recall_dump(args.dump)
     stored = dump.get("scoring", {})
     policy = ScoringPolicy(
         count_comments=(args.count_comments if args.count_comments is not None

@@ -7,12 +7,13 @@ import argparse
 import shlex
 from pathlib import Path
 
-from needle_lib.jsonio import read_json
-from needle_lib.llm.config import resolve_model
+from needle_lib.contract.dumpfiles import DumpError, check_recall_dump, read_results_json
+from needle_lib.llm.config import resolve_model, sanitize_key
 from needle_lib.paths import MODELS_DIR, RESULTS_DIR
 from needle_lib.recall.corpus import configured_corpus_names
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.score import SCORER_VERSION
+from needle_lib.recall.store import ResultStore, pair_name
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,14 +31,16 @@ def dump_state(path: Path) -> tuple[str, str]:
     if not path.is_file():
         return "missing", ""
     try:
-        dump = read_json(path)
-    except (OSError, ValueError) as exc:
+        data = read_results_json(path)
+        if isinstance(data, dict) and (data.get("prompt_version"), data.get(
+                "scorer_version")) != (PROMPT_VERSION, SCORER_VERSION):
+            # an older Needle's dump: its shape may differ too; what matters is re-running
+            return "stale", (f"prompt {data.get('prompt_version')} / scorer "
+                             f"{data.get('scorer_version')}; current {PROMPT_VERSION} / "
+                             f"{SCORER_VERSION}")
+        dump = check_recall_dump(path, data)
+    except DumpError as exc:
         return "unreadable", str(exc)
-    if (dump.get("prompt_version"), dump.get("scorer_version")) != (PROMPT_VERSION,
-                                                                    SCORER_VERSION):
-        return "stale", (f"prompt {dump.get('prompt_version')} / scorer "
-                         f"{dump.get('scorer_version')}; current {PROMPT_VERSION} / "
-                         f"{SCORER_VERSION}")
     summary = dump.get("summary", {})
     counts = (f"{summary.get('cases', 0)}/{summary.get('expected', '?')} cases, "
               f"{summary.get('errors', 0)} errors, {summary.get('skipped', 0)} skipped")
@@ -63,15 +66,16 @@ def _dump_keys(values: list[str]) -> list[tuple[str, str]]:
     """(the name as given, the key its dumps are filed under) per ``--model`` value:
     ``configs/x.toml``, ``x`` and a raw id resolve exactly as a run resolves them."""
     if not values:
-        return [(p.stem, p.stem) for p in sorted(MODELS_DIR.glob("*.toml"))]
+        return [(p.stem, sanitize_key(p.stem)) for p in sorted(MODELS_DIR.glob("*.toml"))]
     return [(value, resolve_model(value).key) for value in values]
 
 
 def run(args: argparse.Namespace) -> int:
     rows = []
+    store = ResultStore(args.results)
     for corpus in configured_corpus_names():
         for model, key in _dump_keys(args.model):
-            state, detail = dump_state(args.results / f"{corpus}__{key}.json")
+            state, detail = dump_state(store.latest_path(pair_name(corpus, key)))
             rows.append((corpus, key, model, state, detail))
     width = max(len(f"{c}__{k}") for c, k, _, _, _ in rows)
     for corpus, key, model, state, detail in rows:

@@ -7,34 +7,31 @@ a version mismatch makes the dump *stale* and it is left out rather than misread
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from needle_lib.errors import UsageError
+from needle_lib.contract.dumpfiles import (
+    DumpError,
+    check_recall_dump,
+    read_recall_dump,
+    read_results_json,
+)
 from needle_lib.metrics.bootstrap import Interval, bootstrap_proportion, bootstrap_ratio
 from needle_lib.names import is_plain
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.results import (
-    ERROR,
     FAILED,
     INCOMPLETE_STATUS,
     INVALID_STATUS,
     PASSED,
-    SKIPPED,
     summarize,
 )
 from needle_lib.recall.score import SCORER_VERSION
 
-OUTCOMES = (PASSED, FAILED, ERROR, SKIPPED)
 CURRENT_VERSIONS = {"prompt_version": PROMPT_VERSION, "scorer_version": SCORER_VERSION}
 DEFAULT_SCORING = {"count_comments": True, "relax_indent": False}
-
-
-class DumpError(UsageError, ValueError):
-    """A file that claims to be a recall dump but does not follow the format."""
 
 
 @dataclass(frozen=True, order=True)
@@ -167,75 +164,19 @@ def stale_reasons(dump: dict[str, Any]) -> list[str]:
     ]
 
 
-def _require(mapping: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
-    if not isinstance(mapping, dict) or key not in mapping:
-        raise DumpError(f"{where}: missing key {key!r}")
-    value = mapping[key]
-    if not isinstance(value, kind):
-        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-        raise DumpError(f"{where}: key {key!r} should be {names}, got {type(value).__name__}")
-    return value
-
-
-def _check_case(case: Any, where: str) -> None:
-    if not isinstance(case, dict):
-        raise DumpError(f"{where}: should be an object")
-    case_id = _require(case, "case_id", str, where)
-    where = f"{where} ({case_id!r})"
-    outcome = _require(case, "outcome", str, where)
-    if outcome not in OUTCOMES:
-        raise DumpError(f"{where}: unknown outcome {outcome!r} (expected one of {OUTCOMES})")
-    if outcome in (PASSED, FAILED):
-        for key in ("matched", "scored", "hallucinated", "reindented", "bonus"):
-            _require(case, key, int, where)
-        composition = _require(case, "composition", dict, where)
-        for part in ("code", "prose"):
-            for key in ("matched", "total"):
-                _require(_require(composition, part, dict, f"{where} composition"), key, int,
-                         f"{where} composition.{part}")
-        _require(composition, "blank_skipped", int, f"{where} composition")
-
-
 def parse_run(path: Path, dump: Any) -> Run:
-    """Validate ``dump`` (read from ``path``) as a recall dump; errors name file and case."""
-    where = str(path)
-    if not isinstance(dump, dict):
-        raise DumpError(f"{where}: top level should be an object")
-    for key in ("in_progress", "complete", "valid"):
-        _require(dump, key, bool, where)
-    corpus = _require(dump, "corpus", dict, where)
-    if not is_plain(_require(corpus, "name", str, f"{where} corpus")):
-        raise DumpError(f"{where}: corpus name {corpus['name']!r} is not a plain name "
-                        "(it names dashboard pages); refusing a tampered dump")
-    _require(corpus, "sha256", str, f"{where} corpus")
-    model = _require(dump, "model", dict, where)
-    _require(model, "key", str, f"{where} model")
-    scoring = _require(dump, "scoring", dict, where)
-    for key in DEFAULT_SCORING:
-        _require(scoring, key, bool, f"{where} scoring")
-    cases = _require(dump, "cases", list, where)
-    for index, case in enumerate(cases):
-        _check_case(case, f"{where} case {index}")
-    return Run(path, dump)
-
-
-def read_dump(path: Path) -> Any:
-    """The JSON in ``path``; a broken file raises DumpError naming file, line and column."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DumpError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: "
-                        f"{exc.msg}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DumpError(f"{path}: cannot read: {exc}") from exc
+    """Validate ``dump`` (read from ``path``) as a recall dump; errors name file and case.
+    Its corpus name names dashboard pages, so it must be a plain name too."""
+    checked = check_recall_dump(path, dump)
+    if not is_plain(checked["corpus"]["name"]):
+        raise DumpError(f"{path}: corpus name {checked['corpus']['name']!r} is not a plain "
+                        "name (it names dashboard pages); refusing a tampered dump")
+    return Run(path, dict(checked))
 
 
 def load_run(path: Path) -> Run:
     """A recall dump from disk, validated (staleness is the caller's decision)."""
-    dump = read_dump(path)
-    if isinstance(dump, dict) and dump.get("benchmark") != "recall":
-        raise DumpError(f"{path}: not a recall dump (benchmark={dump.get('benchmark')!r})")
-    return parse_run(path, dump)
+    return parse_run(path, read_recall_dump(path))
 
 
 @dataclass
@@ -255,7 +196,7 @@ def scan_results(directory: Path) -> Scan:
     scan = Scan()
     for path in sorted(directory.glob("*.json")):
         try:
-            dump = read_dump(path)
+            dump = read_results_json(path)
             if not isinstance(dump, dict) or dump.get("benchmark") != "recall":
                 continue
             reasons = stale_reasons(dump)

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from needle_lib.contract.dumpfiles import DumpError, read_recall_dump
 from needle_lib.contract.outcome import Outcome, report_outcome
 from needle_lib.contract.records import CaseRecord
-from needle_lib.jsonio import read_json
 from needle_lib.plugin.dumps import RecallDumps
 from needle_lib.plugin.reports import drop_default_report
 from needle_lib.plugin.resume import resumed
@@ -47,9 +47,9 @@ def gate_settings(config: pytest.Config) -> GateSettings:
     baseline = config.getoption("baseline")
     if baseline:
         try:
-            baseline_dump = read_json(Path(baseline))
-        except (OSError, ValueError) as exc:
-            raise pytest.UsageError(f"--baseline {baseline}: cannot read dump: {exc}") from None
+            baseline_dump = read_recall_dump(Path(baseline))
+        except DumpError as exc:
+            raise pytest.UsageError(f"--baseline: {exc}") from None
     return GateSettings(
         min_score=config.getoption("min_score"),
         min_pass_rate=config.getoption("min_pass_rate"),
@@ -163,10 +163,12 @@ class Controller:
         if (self.gate_failures or empty) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
+    def pytest_html_results_table_row(self, report: pytest.TestReport | pytest.CollectReport,
+                                      cells: list[str]) -> None:
         escape_id_cell(cells)  # pytest-html inserts the id unescaped, via innerHTML
 
-    def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
+    def pytest_html_results_table_html(self, report: pytest.TestReport | pytest.CollectReport,
+                                       data: list[str]) -> None:
         """A failed recall case's message is its diff, which the coloured extra (with
         composition and legend) already shows: drop the plain copy from the log."""
         record = record_of(report)

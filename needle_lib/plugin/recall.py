@@ -37,7 +37,7 @@ from needle_lib.recall.corpus import (
 from needle_lib.recall.prompt import build_messages
 from needle_lib.recall.reference import reference_answer
 from needle_lib.recall.score import Score, score_answer
-from needle_lib.recall.store import DEFAULT_SELECTION
+from needle_lib.recall.store import DEFAULT_SELECTION, pair_name
 from needle_lib.recall.suite import RecallSuite, load_suite
 from needle_lib.recall.targets import Target, UnknownFunction
 from needle_lib.tomlconf import ConfigError
@@ -65,7 +65,7 @@ class RecallCase:
     @property
     def pair(self) -> str:
         """The dump key: one dump per (corpus, model)."""
-        return f"{self.corpus_name}__{self.model.key}"
+        return pair_name(self.corpus_name, self.model.key)
 
     @property
     def id(self) -> str:

@@ -14,10 +14,15 @@ from typing import Any
 
 import pytest
 
+from needle_lib.contract.dumpfiles import (
+    DumpError,
+    check_recall_dump,
+    read_recall_dump,
+    read_results_json,
+)
 from needle_lib.contract.outcome import is_answered
 from needle_lib.contract.setup import refusal as setup_refusal
 from needle_lib.contract.setup import setup_differences
-from needle_lib.jsonio import read_json
 from needle_lib.llm import ChatResult
 from needle_lib.plugin.recall import RecallCase, RecallPlan
 from needle_lib.plugin.session import dump_path, result_store
@@ -55,11 +60,15 @@ def _same_setup(candidates: list[Path], header: dict[str, Any], *,
     refusal = None
     for path in candidates:
         try:
-            previous = read_json(path)
-        except ValueError as exc:
+            previous = read_results_json(path)
+        except DumpError as exc:
             if strict:
-                raise pytest.UsageError(f"--resume: {path} is not valid JSON: {exc}") from None
+                raise pytest.UsageError(f"--resume: {exc}") from None
             continue  # a run file another run has only just created
+        try:
+            check_recall_dump(path, previous)
+        except DumpError as exc:
+            raise pytest.UsageError(f"--resume: {exc}") from None
         diffs = setup_differences(previous, header)
         if not diffs:
             return path, previous
@@ -81,11 +90,11 @@ def check_explicit_dump(config: pytest.Config, plan: RecallPlan) -> None:
     if not path.is_file():
         return
     try:
-        previous = read_json(path)
-    except ValueError:
+        previous = read_recall_dump(path)
+    except DumpError as exc:
         raise pytest.UsageError(
             f"--dump {path} holds something that is not a Needle dump; refusing to "
-            "overwrite it") from None
+            f"overwrite it ({exc})") from None
     diffs = setup_differences(previous, new_dump(plan.header(plan.cases[0])))
     if diffs:
         raise pytest.UsageError(setup_refusal(

@@ -49,8 +49,11 @@ class Scorecard:
         self._opened()[name] = value
 
 
-def record_of(report: pytest.TestReport) -> CaseRecord | None:
-    for name, value in report.user_properties:
+def record_of(report: pytest.TestReport | pytest.CollectReport) -> CaseRecord | None:
+    """The case record a report carries; None for a report without one, such as a
+    collection error's ``CollectReport`` (which pytest-html passes to its row hooks and
+    which has no ``user_properties`` at all)."""
+    for name, value in getattr(report, "user_properties", ()):
         if name == RECORD_KEY:
             return cast(CaseRecord, value)
     return None

@@ -6,6 +6,7 @@ not finish never passes one: its percentages describe a subset of the cases, not
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ from needle_lib.recall.results import PASSED
 class GateSettings:
     min_score: float | None = None  # fraction of scored lines matched, 0..1
     min_pass_rate: float | None = None  # fraction of valid cases passed, 0..1
-    baseline: dict[str, Any] | None = None
+    baseline: Mapping[str, Any] | None = None
     max_drop: float = 1.0  # percentage points of matched % allowed below the baseline
 
     @property
@@ -66,7 +67,7 @@ def check_gates(dumps: list[dict[str, Any]], settings: GateSettings) -> list[str
 
 
 def _baseline_failures(
-    dump: dict[str, Any], baseline: dict[str, Any], max_drop: float
+    dump: dict[str, Any], baseline: Mapping[str, Any], max_drop: float
 ) -> list[str]:
     if baseline["corpus"]["name"] != dump["corpus"]["name"]:
         return []  # the baseline speaks about another corpus

@@ -8,6 +8,7 @@ change the expected lines.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +22,7 @@ from needle_lib.tomlconf import ConfigError
 
 
 def rescore_dump(
-    dump: dict[str, Any], config: CorpusConfig, policy: ScoringPolicy
+    dump: Mapping[str, Any], config: CorpusConfig, policy: ScoringPolicy
 ) -> tuple[dict[str, Any], dict[str, list]]:
     """The dump re-scored under ``policy``, and each case's diff keyed by case_id."""
     if dump.get("benchmark", "recall") != "recall":
@@ -37,7 +38,7 @@ def rescore_dump(
     parsed = parsed_corpus(corpus)
     by_line = {t.start_line: t for t in find_targets(parsed, sampling["primary_lines"]).eligible}
     lines = corpus.lines
-    out = copy.deepcopy(dump)
+    out = copy.deepcopy(dict(dump))
     out["scoring"] = {"count_comments": policy.count_comments,
                       "relax_indent": policy.relax_indent}
     out["rescored_from"] = dump["scoring"]

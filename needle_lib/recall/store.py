@@ -23,12 +23,20 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.jsonio import read_json, write_json_atomic
+from needle_lib.names import safe_file_name
 
 RUNS_DIR = "runs"
 #: The dump key naming the run file a dump (or a view's copy) was stored as.
 STORED_AS = "stored_as"
 #: The dump key saying whether the run used its corpus's default selection and policy.
 DEFAULT_SELECTION = "default_selection"
+
+
+def pair_name(corpus: str, model_key: str) -> str:
+    """A (corpus, model) pair's name in the store, ``<corpus>__<model key>``: the one
+    spelling a run files its dumps under and every reader (``needle status``) looks for,
+    file-name safe whatever the corpus file or model id is called."""
+    return f"{safe_file_name(corpus)}__{safe_file_name(model_key)}"
 
 
 @dataclass(frozen=True)
