@@ -18,7 +18,7 @@ from needle_lib.recall.novel.corpus import (
     build_corpora,
     validate_seeds,
 )
-from needle_lib.recall.novel.flavours import FLAVOURS, PYTHON_FLAVOUR, Flavour
+from needle_lib.recall.novel.flavours import FLAVOURS, Flavour
 from needle_lib.recall.novel.prompts import prompt_tokens
 from needle_lib.tokens import REFERENCE, TOKENIZERS, count_tokens
 
@@ -108,11 +108,10 @@ def check(directory: Path) -> list[str]:
         seeds = validate_seeds(recorded.get("seeds"))
     except ValueError as exc:
         return [f"{manifest_path}: key 'seeds': {exc}"]
-    # Manifests written before flavours existed are Python's.
-    flavour = FLAVOURS.get(recorded.get("flavour", PYTHON_FLAVOUR.name))
+    flavour = FLAVOURS.get(recorded.get("flavour"))
     if flavour is None:
         return [
-            f"{manifest_path}: key 'flavour': {recorded['flavour']!r} is not one of "
+            f"{manifest_path}: key 'flavour': {recorded.get('flavour')!r} is not one of "
             f"{', '.join(FLAVOURS)}"
         ]
     problems = []
