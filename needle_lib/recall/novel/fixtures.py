@@ -108,12 +108,10 @@ def check(directory: Path) -> list[str]:
         seeds = validate_seeds(recorded.get("seeds"))
     except ValueError as exc:
         return [f"{manifest_path}: key 'seeds': {exc}"]
-    flavour = FLAVOURS.get(recorded.get("flavour"))
+    named = recorded.get("flavour")
+    flavour = FLAVOURS.get(named) if isinstance(named, str) else None
     if flavour is None:
-        return [
-            f"{manifest_path}: key 'flavour': {recorded.get('flavour')!r} is not one of "
-            f"{', '.join(FLAVOURS)}"
-        ]
+        return [f"{manifest_path}: key 'flavour': {named!r} is not one of {', '.join(FLAVOURS)}"]
     problems = []
     version = recorded.get("generator_version")
     if version != GENERATOR_VERSION:
