@@ -70,7 +70,8 @@ def test_every_body_and_signature_is_verbatim(name: str) -> None:
 
 
 #: ctags kinds that are function definitions, for the languages it reads well (its
-#: TypeScript parser misses most class methods, so TypeScript is pinned by its payload).
+#: TypeScript parser misses most class methods, so TypeScript is counted against the
+#: TypeScript compiler below).
 CTAGS_KINDS = {
     "go": {"func"},
     "rust": {"function", "method"},

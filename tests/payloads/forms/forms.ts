@@ -63,3 +63,9 @@ function* generator(): Generator<number> {
 }
 /* A block comment
    over two lines. */
+
+export class Tally {
+  get total(): number {
+    return 0;
+  }
+}
