@@ -157,8 +157,8 @@ def build_corpora(
     corpora: list[NovelCorpus] = []
     lines_per_token = Fraction(smallest, FILL[0] * prompt_budget(min(flavour.sizes.values())))
     for name, context_k in flavour.sizes.items():
-        layout = _Plan(flavour, name, context_k, seeds, groups, slots, smallest)
-        corpus, tokens = _build_size(layout, lines_per_token)
+        plan = _Plan(flavour, name, context_k, seeds, groups, slots, smallest)
+        corpus, tokens = _build_size(plan, lines_per_token)
         corpora.append(corpus)
         lines_per_token = Fraction(corpus.line_count, tokens.max)
     return tuple(corpora)

@@ -45,7 +45,7 @@ SEPARATOR = ("", "")
 
 @dataclass(frozen=True)
 class Chunk:
-    """Whole lines (separator included) and how many ``def`` statements they hold."""
+    """Whole lines (separator included) and how many function definitions they hold."""
 
     lines: tuple[str, ...]
     functions: int
