@@ -444,7 +444,8 @@ def _ts_key(node: Node | None) -> str | None:
         return None
     if node.type == "string":
         return text(node)[1:-1] or None
-    return text(node) if node.type in ("property_identifier", "identifier", "number") else None
+    named = ("property_identifier", "private_property_identifier", "identifier", "number")
+    return text(node) if node.type in named else None
 
 
 TYPESCRIPT_RULES: dict[str, Rule] = {

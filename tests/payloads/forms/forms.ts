@@ -68,4 +68,8 @@ export class Tally {
   get total(): number {
     return 0;
   }
+
+  #reset(): void {
+    this.count = 0;
+  }
 }
