@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 import shutil
 import subprocess
@@ -69,7 +70,8 @@ def test_every_body_and_signature_is_verbatim(name: str) -> None:
 
 
 #: ctags kinds that are function definitions, for the languages it reads well (its
-#: TypeScript parser misses most class methods, so TypeScript is pinned by its payload).
+#: TypeScript parser misses most class methods, so TypeScript is counted against the
+#: TypeScript compiler below).
 CTAGS_KINDS = {
     "go": {"func"},
     "rust": {"function", "method"},
@@ -86,7 +88,9 @@ def _ctags_names(path: Path, kinds: set[str]) -> Counter[str]:
         pytest.skip("universal-ctags is not installed (apt-get install -y universal-ctags)")
     out = subprocess.run(
         ["ctags", "--fields=+neK", "-x", "--_xformat=%K\t%N\t%n\t%e", "-o", "-", str(path)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     names: Counter[str] = Counter()
     for row in out.splitlines():
@@ -124,9 +128,63 @@ def test_definition_counts_agree_with_ctags(name: str) -> None:
     for extra in (ours - theirs).elements():
         assert any(
             outer.body_start <= inner.signature_line <= outer.body_end
-            for inner in functions if _plain_name(inner.name) == extra
-            for outer in functions if outer is not inner
+            for inner in functions
+            if _plain_name(inner.name) == extra
+            for outer in functions
+            if outer is not inner
         ), f"{extra}: found only by the extractor and not nested in another function"
+
+
+def _typescript_module() -> Path:
+    """The TypeScript compiler's package directory (npm's global one), or a skip saying why."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are not installed: TypeScript counts are not checked")
+    root = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True).stdout.strip()
+    module = Path(root) / "typescript"
+    if not (module / "lib" / "typescript.js").is_file():
+        pytest.skip(
+            "the TypeScript compiler's JavaScript API is not installed "
+            "(npm install -g typescript@5)"
+        )
+    return module
+
+
+TYPESCRIPT_CORPORA = [
+    n for n in configured_corpus_names() if load_corpus(resolve_corpus(n)).language == "typescript"
+]
+
+
+@pytest.mark.parametrize("name", TYPESCRIPT_CORPORA)
+def test_typescript_definitions_agree_with_the_typescript_compiler(name: str) -> None:
+    """The TypeScript compiler (an independent parser; ctags' TypeScript parser misses most
+    class methods) finds the same multi-line function bodies, file by file, closing on the
+    same lines: functions, methods, constructors, accessors and function literals bound to
+    a name; both skip one-line bodies, arrow functions without a block and computed names."""
+    module = _typescript_module()
+    loaded = real_corpus(name)
+    files = {f.path: f for f in loaded.corpus.files}
+    script = Path(__file__).with_name("typescript_functions.js")
+    out = subprocess.run(
+        ["node", str(script), str(module), *(str(REPO_ROOT / path) for path in files)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for row, (path, file) in zip(out.splitlines(), files.items(), strict=True):
+        theirs_json = json.loads(row)
+        assert theirs_json["parse_errors"] == 0, path
+        theirs = Counter(
+            (fn, close) for fn, opens, close in theirs_json["functions"] if close > opens
+        )
+        shift = file.first_line - 1
+        ours = Counter(
+            (f.name, f.body_end + 1 - shift)
+            for f in loaded.parsed.functions
+            if f.file == path and f.body_end >= f.signature_line
+        )
+        assert theirs, path
+        assert not theirs - ours, f"{path}: the compiler finds functions the extractor misses"
+        assert not ours - theirs, f"{path}: the extractor finds functions the compiler does not"
 
 
 def test_javascript_bodies_lie_between_the_braces() -> None:
@@ -247,10 +305,16 @@ def js(tmp_path_factory: pytest.TempPathFactory):
 @pytest.mark.parametrize(
     ("name", "signature", "body_lines"),
     [
-        ("declared", "function declared( a ) {",
-         ["\tvar x = a; // trailing comment keeps the line code", "", "\treturn x;"]),
-        ("assigned", "var assigned = function( b ) {",
-         ["\t/* a block comment", "\t   over two lines */", "\treturn b;"]),
+        (
+            "declared",
+            "function declared( a ) {",
+            ["\tvar x = a; // trailing comment keeps the line code", "", "\treturn x;"],
+        ),
+        (
+            "assigned",
+            "var assigned = function( b ) {",
+            ["\t/* a block comment", "\t   over two lines */", "\treturn b;"],
+        ),
         ("arrow", "const arrow = ( c ) => {", ["\treturn c * 2;"]),
         ("c", "a.b.c = function( e ) {", ["\treturn e;"]),
         ("val", "\tval: function( value ) {", ["\t\treturn value;"]),
@@ -370,16 +434,26 @@ def py(tmp_path_factory: pytest.TempPathFactory):
     ("name", "signature", "body_lines"),
     [
         ("plain", "def plain(a):", ['    """One-line docstring."""', "    return a"]),
-        ("method", "    def method(self, b):", [
-            '        """A docstring', "        over two lines.", '        """', "",
-            "        # a comment inside",
-            "        return b  # trailing comment keeps the line code",
-        ]),
+        (
+            "method",
+            "    def method(self, b):",
+            [
+                '        """A docstring',
+                "        over two lines.",
+                '        """',
+                "",
+                "        # a comment inside",
+                "        return b  # trailing comment keeps the line code",
+            ],
+        ),
         ("decorated", "    def decorated(self):", ["        return 1"]),
         ("fetch", "    async def fetch(self, url):", ["        await url"]),
-        ("long_header",
-         "def long_header(\n    first: int,\n    second: dict[str, int] | None = None,\n) -> int:",
-         ["    return first"]),
+        (
+            "long_header",
+            "def long_header(\n    first: int,\n"
+            "    second: dict[str, int] | None = None,\n) -> int:",
+            ["    return first"],
+        ),
     ],
 )
 def test_python_definition_forms(py, name: str, signature: str, body_lines: list[str]):

@@ -243,6 +243,8 @@ FORMS = {
         "onClick": ("  onClick(event: Event): void {", "    console.log(event);", 1),
         "onKey": ("  onKey: function (event: Event): void {", "    console.log(event);", 1),
         "generator": ("function* generator(): Generator<number> {", "  yield 1;", 1),
+        "total": ("  get total(): number {", "    return 0;", 1),
+        "#reset": ("  #reset(): void {", "    this.count = 0;", 1),
     },
     "forms.tsx": {
         "Greeting": (

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from needle_lib.recall import novel
+from needle_lib.recall.corpus import display_path
 
 
 def parse_seeds(text: str) -> tuple[int, int, int]:
@@ -41,20 +42,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = parser.add_subparsers(dest="novel_action", required=True, metavar="ACTION")
-    generate = actions.add_parser("generate", help="write novel_16k/64k/128k.py and manifest.json")
+    generate = actions.add_parser(
+        "generate", help="write one flavour's corpora (e.g. novel_16k/64k/128k.py) and manifest"
+    )
+    generate.add_argument(
+        "--flavour",
+        choices=list(novel.FLAVOURS),
+        default=novel.PYTHON_FLAVOUR.name,
+        help="the language to write (default: python)",
+    )
     generate.add_argument(
         "--out",
         type=Path,
-        default=novel.NOVEL_DIR,
-        help="output directory (default: fixtures/novel)",
+        help="output directory (default: the flavour's, "
+        + ", ".join(f"{display_path(f.directory)} for {name}" for name, f in novel.FLAVOURS.items())
+        + ")",
     )
     generate.add_argument(
         "--seeds",
         type=parse_seeds,
-        default=novel.DEFAULT_SEEDS,
         metavar="A,B,C",
         help="three seeds, one per third of the targets; rotate them to refresh corpora "
-        f"that may have entered training data (default: {_seed_text(novel.DEFAULT_SEEDS)})",
+        "that may have entered training data (default: the flavour's, "
+        + ", ".join(
+            f"{_seed_text(f.default_seeds)} for {name}" for name, f in novel.FLAVOURS.items()
+        )
+        + ")",
     )
     check = actions.add_parser(
         "check", help="regenerate in memory and compare every file byte for byte"
@@ -62,22 +75,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     check.add_argument(
         "--dir",
         type=Path,
-        default=novel.NOVEL_DIR,
-        help="directory holding the corpora and manifest.json (default: fixtures/novel)",
+        help="directory holding the corpora and manifest.json, whose flavour and seeds it "
+        "regenerates (default: every flavour's shipped directory)",
     )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.novel_action == "generate":
-        for path in novel.write(args.out, args.seeds):
+        flavour = novel.FLAVOURS[args.flavour]
+        out = args.out or flavour.directory
+        seeds = args.seeds or flavour.default_seeds
+        for path in novel.write(flavour, out, seeds):
             print(f"wrote {path}")
-        print(f"seeds {_seed_text(args.seeds)} recorded in {args.out / novel.MANIFEST}")
+        print(f"seeds {_seed_text(seeds)} recorded in {out / novel.MANIFEST}")
         return 0
-    problems = novel.check(args.dir)
+    directories = [args.dir] if args.dir else [f.directory for f in novel.FLAVOURS.values()]
+    problems = [problem for directory in directories for problem in novel.check(directory)]
     for problem in problems:
         print(f"needle novel check: {problem}", file=sys.stderr)
     if problems:
         return 1
-    print(f"needle novel check: {args.dir} matches the generator")
+    for directory in directories:
+        print(f"needle novel check: {directory} matches the generator")
     return 0

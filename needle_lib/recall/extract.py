@@ -22,7 +22,7 @@ from needle_lib.errors import UsageError
 from needle_lib.recall.corpus import Corpus, split_lines
 from needle_lib.recall.languages import LANGUAGES
 
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "3"  # 3: TypeScript #private methods
 
 CODE, BLANK, COMMENT, DOCSTRING = "code", "blank", "comment", "docstring"
 PROSE_KINDS = frozenset({COMMENT, DOCSTRING})

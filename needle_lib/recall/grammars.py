@@ -118,8 +118,10 @@ def _go_bound(names: Node | None, values: Node | None, start: Node) -> Definitio
         values = values.named_children[0]
     if values.type != "func_literal":
         return None
-    name = text(names.child_by_field_name("field")) if names.type == "selector_expression" else (
-        text(names) if names.type == "identifier" else None
+    name = (
+        text(names.child_by_field_name("field"))
+        if names.type == "selector_expression"
+        else (text(names) if names.type == "identifier" else None)
     )
     return braced(name or None, start, _function_body(values, ("block",)))
 
@@ -199,17 +201,40 @@ JAVA = Grammar(
 
 # --- C and C++ --------------------------------------------------------------------------
 
-_C_NAMES = frozenset({
-    "identifier", "field_identifier", "qualified_identifier", "destructor_name",
-    "operator_name", "template_function", "operator_cast", "type_identifier",
-})
+_C_NAMES = frozenset(
+    {
+        "identifier",
+        "field_identifier",
+        "qualified_identifier",
+        "destructor_name",
+        "operator_name",
+        "template_function",
+        "operator_cast",
+        "type_identifier",
+    }
+)
 
 
 #: A definition "named" like a statement keyword is the grammar misreading macro-heavy code.
-_C_KEYWORDS = frozenset({
-    "if", "else", "for", "while", "do", "switch", "case", "return", "sizeof", "catch", "try",
-    "noexcept", "decltype", "alignof", "static_assert",
-})
+_C_KEYWORDS = frozenset(
+    {
+        "if",
+        "else",
+        "for",
+        "while",
+        "do",
+        "switch",
+        "case",
+        "return",
+        "sizeof",
+        "catch",
+        "try",
+        "noexcept",
+        "decltype",
+        "alignof",
+        "static_assert",
+    }
+)
 _C_WRAPPERS = frozenset({"parenthesized_declarator", "reference_declarator"})
 
 
@@ -220,8 +245,10 @@ def _declarator_name(node: Node | None) -> str | None:
         if node.type == "operator_cast":  # `operator bool() const`: the name is the type
             return "operator " + " ".join(text(node.child_by_field_name("type")).split())
         if node.type in _C_NAMES:
-            return "".join(text(node).split()) if "operator" in node.type else " ".join(
-                text(node).split()
+            return (
+                "".join(text(node).split())
+                if "operator" in node.type
+                else " ".join(text(node).split())
             )
         inner = node.child_by_field_name("declarator")
         if inner is None and node.type in _C_WRAPPERS:
@@ -252,8 +279,9 @@ def _cpp_lambda(node: Node) -> Definition | None:
     return braced(name, node, _function_body(value, ("compound_statement",)))
 
 
-C = Grammar("tree_sitter_c", "language", {"function_definition": _c_function},
-            frozenset({"comment"}))
+C = Grammar(
+    "tree_sitter_c", "language", {"function_definition": _c_function}, frozenset({"comment"})
+)
 CPP = Grammar(
     "tree_sitter_cpp",
     "language",
@@ -444,7 +472,8 @@ def _ts_key(node: Node | None) -> str | None:
         return None
     if node.type == "string":
         return text(node)[1:-1] or None
-    return text(node) if node.type in ("property_identifier", "identifier", "number") else None
+    named = ("property_identifier", "private_property_identifier", "identifier", "number")
+    return text(node) if node.type in named else None
 
 
 TYPESCRIPT_RULES: dict[str, Rule] = {
@@ -466,10 +495,20 @@ TYPESCRIPT_RULES: dict[str, Rule] = {
         _ts_key(n.child_by_field_name("name")), n, n.child_by_field_name("value")
     ),
 }
-TYPESCRIPT = Grammar("tree_sitter_typescript", "language_typescript", TYPESCRIPT_RULES,
-                     frozenset({"comment"}), frozenset({"decorator"}))
-TSX = Grammar("tree_sitter_typescript", "language_tsx", TYPESCRIPT_RULES,
-              frozenset({"comment"}), frozenset({"decorator"}))
+TYPESCRIPT = Grammar(
+    "tree_sitter_typescript",
+    "language_typescript",
+    TYPESCRIPT_RULES,
+    frozenset({"comment"}),
+    frozenset({"decorator"}),
+)
+TSX = Grammar(
+    "tree_sitter_typescript",
+    "language_tsx",
+    TYPESCRIPT_RULES,
+    frozenset({"comment"}),
+    frozenset({"decorator"}),
+)
 
 
 GRAMMARS: dict[str, Grammar] = {

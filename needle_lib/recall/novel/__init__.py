@@ -1,15 +1,14 @@
-"""Contamination-resistant recall corpora: generated Python with opaque names and constants.
+"""Contamination-resistant recall corpora: generated code with opaque names and constants.
 
 Public corpora (jQuery, CPython) may sit in a model's training data, so the headline corpora
-are generated from recorded seeds. Rotate the seeds (``needle novel generate --seeds``) once
-the checked-in fixtures may have been trained on.
+are generated from recorded seeds, in one of several flavours (Python, TypeScript) that
+share every structural rule. Rotate the seeds (``needle novel generate --seeds``) once the
+checked-in fixtures may have been trained on.
 """
 
 from needle_lib.recall.novel.corpus import (
-    DEFAULT_SEEDS,
     GENERATOR_VERSION,
     SIZE_RULE,
-    SIZES,
     NovelCorpus,
     Placement,
     build_corpora,
@@ -17,17 +16,28 @@ from needle_lib.recall.novel.corpus import (
     validate_seeds,
 )
 from needle_lib.recall.novel.fixtures import MANIFEST, check, manifest, render, write
+from needle_lib.recall.novel.flavours import (
+    FLAVOURS,
+    PYTHON_FLAVOUR,
+    TYPESCRIPT_FLAVOUR,
+    Flavour,
+)
 from needle_lib.recall.novel.pieces import PRIMARY_LINES
-from needle_lib.recall.novel.prompts import NOVEL_DIR, PromptTokens, prompt_tokens
+from needle_lib.recall.novel.prompts import PromptTokens, prompt_tokens
+
+#: Where the Python corpora (the dashboard's depth pages read their manifest) are shipped.
+NOVEL_DIR = PYTHON_FLAVOUR.directory
 
 __all__ = [
-    "DEFAULT_SEEDS",
+    "FLAVOURS",
     "GENERATOR_VERSION",
     "MANIFEST",
     "NOVEL_DIR",
     "PRIMARY_LINES",
-    "SIZES",
+    "PYTHON_FLAVOUR",
     "SIZE_RULE",
+    "TYPESCRIPT_FLAVOUR",
+    "Flavour",
     "NovelCorpus",
     "Placement",
     "PromptTokens",

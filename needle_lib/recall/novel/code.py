@@ -7,6 +7,9 @@ inferable from its neighbours: shapes, names and constants are all drawn at rand
 A writer draws from two RNGs: ``shape`` picks statement shapes, names and helpers, ``value``
 picks constants and operators. A decoy replays its target's shape stream with its own value
 stream, so it opens the same way (same names, same statement shapes) with different values.
+
+The writer owns the structure (which shapes, how many lines each); a ``Syntax`` spells them,
+so every flavour draws the same numbers for the same shapes.
 """
 
 from __future__ import annotations
@@ -16,12 +19,10 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from needle_lib.recall.novel import names
+from needle_lib.recall.novel.syntax import Syntax
 
 _MAX_LEVEL = 3  # deepest indentation level (in units of 4 spaces) a block may open
 _MAX_COMMENTS = 1  # keep bodies ~96 % code: prose is recallable but is not code recall
-_OPERATORS = ("+", "-", "*", "//", "%", "^", "|", "&")
-_AUGMENTED = ("+=", "-=", "*=", "^=", "|=", "%=")
-_COMPARISONS = ("<", ">", "<=", ">=", "!=", "==")
 
 
 _T = TypeVar("_T")
@@ -78,11 +79,13 @@ class BodyWriter:
 
     def __init__(
         self,
+        syntax: Syntax,
         shape: random.Random,
         value: random.Random,
         helpers: Sequence[str],
         params: Sequence[str],
     ) -> None:
+        self.syntax = syntax
         self.shape = shape
         self.value = value
         self.helpers = list(helpers)
@@ -92,6 +95,7 @@ class BodyWriter:
         self.taken: dict[str, None] = dict.fromkeys(params)
         self.comments = 0
         self.lines: list[str] = []
+        closers = syntax.closers
         self._shapes: list[tuple[int, int, Callable[[int, int], int], bool]] = [
             # (weight, minimum lines, emitter, may appear inside a nested block)
             # Weighted towards short statements and block structure: a line costs tokens in
@@ -110,10 +114,10 @@ class BodyWriter:
             (1, 1, self._comment, False),
             (3, 3, self._multiline_dict, True),
             (1, 3, self._multiline_call, True),
-            (4, 2, self._if, True),
-            (3, 2, self._for, True),
-            (1, 3, self._while, True),
-            (2, 4, self._try, True),
+            (4, 2 + closers, self._if, True),
+            (3, 2 + closers, self._for, True),
+            (1, 3 + closers, self._while, True),
+            (2, 4 + closers, self._try, True),
         ]
 
     # --- public -------------------------------------------------------------------------
@@ -124,16 +128,21 @@ class BodyWriter:
             raise ValueError(f"a function body needs at least one line, got {n_lines}")
         remaining = n_lines - 1
         if remaining >= 3 and self.shape.randrange(2) == 0:
-            self._emit(level, f'"""{phrase(self.value)}."""')
+            self._emit(level, self.syntax.doc(f"{phrase(self.value)}."))
             remaining -= 1
         self._fill(level, remaining, top=True)
-        self._emit(level, f"return {self._return_value()}")
+        self._emit(level, self.syntax.give_back(self._return_value()))
         return self.lines
 
     # --- structure ----------------------------------------------------------------------
 
     def _emit(self, level: int, text: str) -> None:
-        self.lines.append("    " * level + text)
+        self.lines.append(self.syntax.indent * level + text)
+
+    def _close(self, level: int) -> None:
+        """End a block: a closing line where the syntax has one."""
+        if self.syntax.closers:
+            self._emit(level, self.syntax.close())
 
     def _fill(self, level: int, n_lines: int, top: bool = False) -> None:
         while n_lines > 0:
@@ -177,48 +186,55 @@ class BodyWriter:
         return text_literal(self.value)
 
     def _op(self) -> str:
-        return self.value.choice(_OPERATORS)
+        return self.value.choice(self.syntax.operators)
 
     def _expr(self) -> str:
+        syntax = self.syntax
         form = self.shape.randrange(10)
         if form == 0 and self.helpers:
             return f"{self.shape.choice(self.helpers)}({self._num()}, {self._int()})"
         if form == 1:
             return f"{self._num()} {self._op()} {self._num()}"
         if form == 2:
-            return f"len({self._list()}) {self._op()} {self._int()}"
+            return f"{syntax.length(self._list())} {self._op()} {self._int()}"
         if form == 3 and self.dicts:
-            return f"{self.shape.choice(self.dicts)}.get({self._text()}, {self._int()})"
+            return syntax.lookup(self.shape.choice(self.dicts), self._text(), self._int())
         if form == 4:
-            return f"abs({self._num()} - {self._int()})"
+            return syntax.call_builtin("abs", f"{self._num()} - {self._int()}")
         if form == 5:
-            return f"{self.shape.choice(('min', 'max'))}({self._num()}, {self._int()})"
+            return syntax.call_builtin(self.shape.choice(("min", "max")), self._num(), self._int())
         return f"{self._num()} {self._op()} {self._const()}"
 
     def _condition(self) -> str:
         if self.shape.randrange(4) == 0:
-            return f"{self._text()} in {self._list()}"
-        return f"{self._num()} {self.value.choice(_COMPARISONS)} {self._int()}"
+            value = self._text()
+            return self.syntax.contains(self._list(), value)
+        return f"{self._num()} {self.value.choice(self.syntax.comparisons)} {self._int()}"
 
     def _return_value(self) -> str:
         form = self.shape.randrange(3)
         if form == 0 and self.lists:
-            return f"{self._num()}, {self.shape.choice(self.lists)}"
+            return self.syntax.pair(self._num(), self.shape.choice(self.lists))
         if form == 1 and self.dicts:
             return self.shape.choice(self.dicts)
         return self._expr()
 
     # --- one-line statements ------------------------------------------------------------
 
+    def _declare(self, level: int, name: str, value: str) -> None:
+        self._emit(level, self.syntax.declare(name, value))
+
     def _assign(self, level: int, budget: int) -> int:
         expr = self._expr()
         name = self._new()
-        self._emit(level, f"{name} = {expr}")
+        self._declare(level, name, expr)
         self.nums.append(name)
         return 1
 
     def _augment(self, level: int, budget: int) -> int:
-        self._emit(level, f"{self._num()} {self.value.choice(_AUGMENTED)} {self._const()}")
+        target = self._num()  # draw order matters: helpers share one RNG for both streams
+        operator = self.value.choice(self.syntax.augmented)
+        self._emit(level, self.syntax.statement(f"{target} {operator} {self._const()}"))
         return 1
 
     def _inline_list(self, level: int, budget: int) -> int:
@@ -227,14 +243,14 @@ class BodyWriter:
             for _ in range(self.shape.randint(2, 3))
         ]
         name = self._new()
-        self._emit(level, f"{name} = [{', '.join(items)}]")
+        self._declare(level, name, f"[{', '.join(items)}]")
         self.lists.append(name)
         return 1
 
     def _inline_dict(self, level: int, budget: int) -> int:
         items = [f"{self._text()}: {self._const()}" for _ in range(self.shape.randint(1, 2))]
         name = self._new()
-        self._emit(level, f"{name} = {{{', '.join(items)}}}")
+        self._declare(level, name, f"{{{', '.join(items)}}}")
         self.dicts.append(name)
         return 1
 
@@ -243,7 +259,7 @@ class BodyWriter:
             return self._assign(level, budget)
         helper = self.shape.choice(self.helpers)
         name = self._new()
-        self._emit(level, f"{name} = {helper}({self._num()}, {self._text()})")
+        self._declare(level, name, f"{helper}({self._num()}, {self._text()})")
         self.nums.append(name)
         return 1
 
@@ -251,7 +267,8 @@ class BodyWriter:
         item = names.word(self.shape, 1) + str(self.shape.randrange(10))
         source = self._list()
         name = self._new()
-        self._emit(level, f"{name} = [{item} {self._op()} {self._int()} for {item} in {source}]")
+        expression = f"{item} {self._op()} {self._int()}"
+        self._declare(level, name, self.syntax.mapped(item, expression, source))
         self.lists.append(name)
         return 1
 
@@ -259,17 +276,16 @@ class BodyWriter:
         if len(self.nums) < 2:
             return self._assign(level, budget)
         first, second = self.shape.sample(self.nums, 2)
-        self._emit(
-            level,
-            f"{first}, {second} = {second} {self._op()} {self._int()}, "
-            f"{first} {self._op()} {self._int()}",
-        )
+        new_first = f"{second} {self._op()} {self._int()}"
+        new_second = f"{first} {self._op()} {self._int()}"
+        self._emit(level, self.syntax.swap(first, second, new_first, new_second))
         return 1
 
     def _format(self, level: int, budget: int) -> int:
-        spec = self.value.choice(("04x", "06d", ">8", "x", "08b"))
+        spec = self.value.choice(self.syntax.format_specs)
         name = self._new()
-        self._emit(level, f'{name} = f"{{{self._num()}:{spec}}}-{names.token(self.value)}"')
+        value = self._num()
+        self._declare(level, name, self.syntax.formatted(value, spec, names.token(self.value)))
         return 1
 
     def _lookup(self, level: int, budget: int) -> int:
@@ -278,7 +294,7 @@ class BodyWriter:
         source = self.shape.choice(self.dicts)
         fallback = self._num()
         name = self._new()
-        self._emit(level, f"{name} = {source}.get({self._text()}, {fallback})")
+        self._declare(level, name, self.syntax.lookup(source, self._text(), fallback))
         self.nums.append(name)
         return 1
 
@@ -286,21 +302,23 @@ class BodyWriter:
         if not self.dicts:
             return self._inline_dict(level, budget)
         target = self.shape.choice(self.dicts)
-        self._emit(level, f"{target}[{self._text()}] = {self._num()} {self._op()} {self._int()}")
+        store = f"{target}[{self._text()}] = {self._num()} {self._op()} {self._int()}"
+        self._emit(level, self.syntax.statement(store))
         return 1
 
     def _append(self, level: int, budget: int) -> int:
         if not self.lists:
             return self._inline_list(level, budget)
         target = self.shape.choice(self.lists)
-        self._emit(level, f"{target}.append({self._num()} {self._op()} {self._const()})")
+        value = f"{self._num()} {self._op()} {self._const()}"
+        self._emit(level, self.syntax.append(target, value))
         return 1
 
     def _comment(self, level: int, budget: int) -> int:
         if self.comments >= _MAX_COMMENTS:
             return self._assign(level, budget)
         self.comments += 1
-        self._emit(level, f"# {phrase(self.value).lower()}")
+        self._emit(level, self.syntax.comment(phrase(self.value).lower()))
         return 1
 
     # --- multi-line statements ----------------------------------------------------------
@@ -308,10 +326,10 @@ class BodyWriter:
     def _multiline_dict(self, level: int, budget: int) -> int:
         entries = self._inner(budget - 2)
         name = self._new()
-        self._emit(level, f"{name} = {{")
+        self._emit(level, self.syntax.declare_open(name, "{"))
         for _ in range(entries):
             self._emit(level + 1, f"{self._text()}: {self._const()},")
-        self._emit(level, "}")
+        self._emit(level, self.syntax.end_value("}"))
         self.dicts.append(name)
         return entries + 2
 
@@ -320,50 +338,58 @@ class BodyWriter:
             return self._assign(level, budget)
         helper = self.shape.choice(self.helpers)
         name = self._new()
-        self._emit(level, f"{name} = {helper}(")
+        self._emit(level, self.syntax.declare_open(name, f"{helper}("))
         self._emit(level + 1, f"{self._num()}, {self._text()}, {self._const()},")
-        self._emit(level, ")")
+        self._emit(level, self.syntax.end_value(")"))
         self.nums.append(name)
         return 3
 
     def _if(self, level: int, budget: int) -> int:
-        body = self._inner(budget - 1)
-        self._emit(level, f"if {self._condition()}:")
+        closers = self.syntax.closers
+        body = self._inner(budget - 1 - closers)
+        self._emit(level, self.syntax.if_(self._condition()))
         self._fill(level + 1, body)
-        used = 1 + body
+        used = 1 + body + closers
         if budget - used >= 2 and self.shape.randrange(2):
             other = self._inner(budget - used - 1, most=3)
-            self._emit(level, "else:")
+            self._emit(level, self.syntax.else_())
             self._fill(level + 1, other)
             used += 1 + other
+        self._close(level)
         return used
 
     def _for(self, level: int, budget: int) -> int:
-        body = self._inner(budget - 1)
+        closers = self.syntax.closers
+        body = self._inner(budget - 1 - closers)
         loop = names.word(self.shape, 1) + str(self.shape.randrange(10))
         if self.shape.randrange(2):
-            header = f"for {loop} in range({self.value.randrange(2, 40)}):"
+            header = self.syntax.for_range(loop, self.value.randrange(2, 40))
         else:
-            header = f"for {loop} in {self._list()}:"
+            header = self.syntax.for_each(loop, self._list())
         self._emit(level, header)
         self.nums.append(loop)
         self._fill(level + 1, body)
-        return 1 + body
+        self._close(level)
+        return 1 + body + closers
 
     def _while(self, level: int, budget: int) -> int:
-        body = self._inner(budget - 2, most=3)
+        closers = self.syntax.closers
+        body = self._inner(budget - 2 - closers, most=3)
         counter = self._num()
-        self._emit(level, f"while {counter} > {self._int()}:")
-        self._emit(level + 1, f"{counter} -= {self.value.randrange(1, 50)}")
+        self._emit(level, self.syntax.while_(f"{counter} > {self._int()}"))
+        step = self.syntax.statement(f"{counter} -= {self.value.randrange(1, 50)}")
+        self._emit(level + 1, step)
         self._fill(level + 1, body)
-        return 2 + body
+        self._close(level)
+        return 2 + body + closers
 
     def _try(self, level: int, budget: int) -> int:
-        body = self._inner(budget - 3, most=3)
-        handler = self._inner(budget - 2 - body, most=2)
-        self._emit(level, "try:")
+        closers = self.syntax.closers
+        body = self._inner(budget - 3 - closers, most=3)
+        handler = self._inner(budget - 2 - closers - body, most=2)
+        self._emit(level, self.syntax.try_())
         self._fill(level + 1, body)
-        errors = self.value.choice(("KeyError", "ValueError", "(KeyError, IndexError)"))
-        self._emit(level, f"except {errors}:")
+        self._emit(level, self.syntax.catch(self.value.choice(self.syntax.errors)))
         self._fill(level + 1, handler)
-        return 2 + body + handler
+        self._close(level)
+        return 2 + body + handler + closers

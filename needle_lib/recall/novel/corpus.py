@@ -1,4 +1,4 @@
-"""Assemble the three corpus sizes: the same 18 targets at the same fractions of every file.
+"""Assemble a flavour's sizes: the same 18 targets at the same fractions of every file.
 
 Context-length comparisons stay paired only if a target sits at the same *relative* depth in
 every size, so the layout fixes where each target's first body line lands (a fraction of
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from needle_lib.recall.novel import names
+from needle_lib.recall.novel.flavours import Flavour
 from needle_lib.recall.novel.pieces import (
     MAX_CHUNK_LINES,
     Chunk,
@@ -31,9 +32,6 @@ from needle_lib.recall.novel.prompts import PromptTokens, prompt_tokens
 from needle_lib.tokens import ANSWER_ROOM, count_tokens
 
 GENERATOR_VERSION = 2  # bump on any change to generated output
-DEFAULT_SEEDS: tuple[int, int, int] = (48_611, 73_019, 90_247)
-#: Corpus name → the context it is made for, in units of 1,024 tokens.
-SIZES: dict[str, int] = {"novel_16k": 16, "novel_64k": 64, "novel_128k": 128}
 FILL = (Fraction(90, 100), Fraction(1))  # the longest prompt's share of the prompt budget
 SIZE_RULE = (
     "the whole prompt of novel_Nk (preamble, corpus and task) is 90-100 % of "
@@ -69,7 +67,7 @@ def _target_fractions(
     return tuple(fractions)
 
 
-def _smallest_lines(groups: list[SeedGroup], slots: list[TargetPair]) -> int:
+def _smallest_lines(flavour: Flavour, groups: list[SeedGroup], slots: list[TargetPair]) -> int:
     """A low estimate of the smallest file's line count, for the reference layout.
 
     The fixed chunks' own tokens per line, applied to the low end of the rule: the real file
@@ -78,7 +76,7 @@ def _smallest_lines(groups: list[SeedGroup], slots: list[TargetPair]) -> int:
     chunks = [*(pair.chunk for pair in slots), *(h for g in groups for h in g.helpers)]
     lines = [line for chunk in chunks for line in chunk.lines]
     tokens = count_tokens("\n".join(lines) + "\n")
-    return int(FILL[0] * prompt_budget(min(SIZES.values())) * len(lines) / tokens)
+    return int(FILL[0] * prompt_budget(min(flavour.sizes.values())) * len(lines) / tokens)
 
 
 def validate_seeds(seeds: object) -> tuple[int, int, int]:
@@ -109,6 +107,7 @@ class Placement:
 class NovelCorpus:
     """One generated corpus file and what the manifest records about it."""
 
+    flavour: Flavour
     name: str
     context_k: int
     text: str
@@ -118,7 +117,7 @@ class NovelCorpus:
 
     @property
     def filename(self) -> str:
-        return f"{self.name}.py"
+        return f"{self.name}{self.flavour.syntax.extension}"
 
     @property
     def context_tokens(self) -> int:
@@ -144,20 +143,22 @@ class NovelCorpus:
         return FILL[0] * self.prompt_budget <= tokens.max <= FILL[1] * self.prompt_budget
 
 
-def build_corpora(seeds: tuple[int, int, int] = DEFAULT_SEEDS) -> tuple[NovelCorpus, ...]:
-    """Every size, from the three seeds alone (plus the size itself for the distractors)."""
-    seeds = validate_seeds(seeds)
-    groups = [seed_group(seed) for seed in seeds]
+def build_corpora(
+    flavour: Flavour, seeds: tuple[int, int, int] | None = None
+) -> tuple[NovelCorpus, ...]:
+    """Every size of a flavour, from the three seeds alone (plus the size itself for the
+    distractors); the flavour's default seeds unless given."""
+    seeds = validate_seeds(flavour.default_seeds if seeds is None else seeds)
+    groups = [seed_group(flavour.syntax, seed) for seed in seeds]
     _refuse_shared_names(groups)
     # Interleave the seeds so each third of the targets spans the whole file.
     slots = [groups[i % 3].pairs[i // 3] for i in range(3 * len(groups[0].pairs))]
-    smallest = _smallest_lines(groups, slots)
+    smallest = _smallest_lines(flavour, groups, slots)
     corpora: list[NovelCorpus] = []
-    lines_per_token = Fraction(smallest, FILL[0] * prompt_budget(min(SIZES.values())))
-    for name, context_k in SIZES.items():
-        corpus, tokens = _build_size(
-            name, context_k, seeds, groups, slots, smallest, lines_per_token
-        )
+    lines_per_token = Fraction(smallest, FILL[0] * prompt_budget(min(flavour.sizes.values())))
+    for name, context_k in flavour.sizes.items():
+        plan = _Plan(flavour, name, context_k, seeds, groups, slots, smallest)
+        corpus, tokens = _build_size(plan, lines_per_token)
         corpora.append(corpus)
         lines_per_token = Fraction(corpus.line_count, tokens.max)
     return tuple(corpora)
@@ -175,22 +176,27 @@ def _refuse_shared_names(groups: list[SeedGroup]) -> None:
             owner[name] = group.seed
 
 
-def _build_size(
-    name: str,
-    context_k: int,
-    seeds: tuple[int, int, int],
-    groups: list[SeedGroup],
-    slots: list[TargetPair],
-    smallest: int,
-    lines_per_token: Fraction,
-) -> tuple[NovelCorpus, PromptTokens]:
+@dataclass(frozen=True)
+class _Plan:
+    """What one size is assembled from; only its line count is refined."""
+
+    flavour: Flavour
+    name: str
+    context_k: int
+    seeds: tuple[int, int, int]
+    groups: list[SeedGroup]
+    slots: list[TargetPair]
+    smallest: int
+
+
+def _build_size(plan: _Plan, lines_per_token: Fraction) -> tuple[NovelCorpus, PromptTokens]:
     """Refine the total line count until the longest prompt is close to the aim."""
-    budget = prompt_budget(context_k)
+    budget = prompt_budget(plan.context_k)
     aim = budget * _AIM
     line_count = int(aim * lines_per_token)
     best: tuple[NovelCorpus, PromptTokens] | None = None
     for _ in range(_MAX_REFINEMENTS):
-        corpus = _assemble(name, context_k, seeds, groups, slots, smallest, line_count)
+        corpus = _assemble(plan, line_count)
         tokens = prompt_tokens(corpus)
         if best is None or abs(tokens.max - aim) < abs(best[1].max - aim):
             best = corpus, tokens
@@ -200,8 +206,8 @@ def _build_size(
     assert best is not None
     if not best[0].fits(best[1]):
         raise ValueError(
-            f"{name}: the longest prompt is {best[1].max} tokens, outside 90-100 % of the "
-            f"{budget}-token budget ({SIZE_RULE})"
+            f"{plan.name}: the longest prompt is {best[1].max} tokens, outside 90-100 % of "
+            f"the {budget}-token budget ({SIZE_RULE})"
         )
     return best
 
@@ -210,28 +216,24 @@ def _size_seed(seeds: tuple[int, int, int], context_k: int) -> int:
     return seeds[0] * 1_000_003 + seeds[1] * 10_007 + seeds[2] * 101 + context_k
 
 
-def _assemble(
-    name: str,
-    context_k: int,
-    seeds: tuple[int, int, int],
-    groups: list[SeedGroup],
-    slots: list[TargetPair],
-    smallest: int,
-    line_count: int,
-) -> NovelCorpus:
+def _assemble(plan: _Plan, line_count: int) -> NovelCorpus:
+    name, syntax = plan.name, plan.flavour.syntax
     registry = names.NameRegistry()
-    for group in groups:
+    for group in plan.groups:
         for defined in group.names():
             registry.reserve(defined)
-    rng = random.Random(_size_seed(seeds, context_k))
-    helpers = tuple(h for group in groups for h in group.helper_names)
-    layout = _Layout(FillerWriter(rng, registry, helpers), rng)
-    layout.pending = [chunk for group in groups for chunk in group.helpers]
-    layout.add(_header(name, seeds))
-    footer = f"# end of {name}"
+    rng = random.Random(_size_seed(plan.seeds, plan.context_k))
+    helpers = tuple(h for group in plan.groups for h in group.helper_names)
+    layout = _Layout(FillerWriter(syntax, rng, registry, helpers), rng)
+    layout.pending = [chunk for group in plan.groups for chunk in group.helpers]
+    title = f"Generated corpus {name}: opaque names and arbitrary constants, not meant to run."
+    seed_text = ", ".join(str(s) for s in plan.seeds)
+    detail = f"needle novel generator v{GENERATOR_VERSION}, seeds {seed_text}."
+    layout.add(Chunk(syntax.file_header(title, detail), 0))
+    footer = syntax.comment(f"end of {name}")
     placements = []
-    fractions = _target_fractions(slots, len(layout.lines), smallest)
-    for pair, fraction in zip(slots, fractions, strict=True):
+    fractions = _target_fractions(plan.slots, len(layout.lines), plan.smallest)
+    for pair, fraction in zip(plan.slots, fractions, strict=True):
         start = round(fraction * line_count)
         gap = start - (len(layout.lines) + pair.body_offset + 1)
         if gap < 0:
@@ -252,27 +254,13 @@ def _assemble(
         raise ValueError(f"{name}: no room left for {len(layout.pending)} helper function(s)")
     layout.lines.append(footer)
     return NovelCorpus(
+        flavour=plan.flavour,
         name=name,
-        context_k=context_k,
+        context_k=plan.context_k,
         text="\n".join(layout.lines) + "\n",
         line_count=len(layout.lines),
         function_count=layout.functions,
         targets=tuple(placements),
-    )
-
-
-def _header(name: str, seeds: tuple[int, int, int]) -> Chunk:
-    seed_text = ", ".join(str(s) for s in seeds)
-    return Chunk(
-        (
-            f'"""Generated corpus {name}: opaque names and arbitrary constants, not meant to run.',
-            "",
-            f"needle novel generator v{GENERATOR_VERSION}, seeds {seed_text}.",
-            '"""',
-            "",
-            "",
-        ),
-        0,
     )
 
 

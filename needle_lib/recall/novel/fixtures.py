@@ -1,8 +1,8 @@
-"""The checked-in form of the novel corpora: one ``.py`` per size plus ``manifest.json``.
+"""The checked-in form of the novel corpora: one file per size plus ``manifest.json``.
 
 The manifest is what other code reads (target names, positions, hashes) and what records
-the seeds, so ``check`` regenerates from the manifest's seeds: a seed rotation written by
-``generate --seeds`` stays verifiable without editing the module's defaults.
+the flavour and the seeds, so ``check`` regenerates from the manifest's own: a seed rotation
+written by ``generate --seeds`` stays verifiable without editing the module's defaults.
 """
 
 from __future__ import annotations
@@ -12,20 +12,22 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.recall.novel.corpus import (
-    DEFAULT_SEEDS,
     GENERATOR_VERSION,
     SIZE_RULE,
     NovelCorpus,
     build_corpora,
     validate_seeds,
 )
+from needle_lib.recall.novel.flavours import FLAVOURS, Flavour
 from needle_lib.recall.novel.prompts import prompt_tokens
 from needle_lib.tokens import REFERENCE, TOKENIZERS, count_tokens
 
 MANIFEST = "manifest.json"
 
 
-def manifest(seeds: tuple[int, int, int], corpora: tuple[NovelCorpus, ...]) -> dict[str, Any]:
+def manifest(
+    flavour: Flavour, seeds: tuple[int, int, int], corpora: tuple[NovelCorpus, ...]
+) -> dict[str, Any]:
     """What the corpora are, in a form other modules can read without regenerating.
 
     Token counts are recorded under every tokenizer Needle ships, the reference first: the
@@ -35,6 +37,7 @@ def manifest(seeds: tuple[int, int, int], corpora: tuple[NovelCorpus, ...]) -> d
     return {
         "generator": "needle_lib.recall.novel",
         "generator_version": GENERATOR_VERSION,
+        "flavour": flavour.name,
         "seeds": list(seeds),
         "size_rule": SIZE_RULE,
         "reference_tokenizer": REFERENCE,
@@ -70,20 +73,20 @@ def manifest(seeds: tuple[int, int, int], corpora: tuple[NovelCorpus, ...]) -> d
     }
 
 
-def render(seeds: tuple[int, int, int] = DEFAULT_SEEDS) -> dict[str, str]:
-    """File name → exact text, for every corpus file and the manifest."""
-    seeds = validate_seeds(seeds)
-    corpora = build_corpora(seeds)
+def render(flavour: Flavour, seeds: tuple[int, int, int] | None = None) -> dict[str, str]:
+    """File name → exact text, for every corpus file of a flavour and its manifest."""
+    seeds = validate_seeds(flavour.default_seeds if seeds is None else seeds)
+    corpora = build_corpora(flavour, seeds)
     files = {corpus.filename: corpus.text for corpus in corpora}
-    files[MANIFEST] = json.dumps(manifest(seeds, corpora), indent=2) + "\n"
+    files[MANIFEST] = json.dumps(manifest(flavour, seeds, corpora), indent=2) + "\n"
     return files
 
 
-def write(out_dir: Path, seeds: tuple[int, int, int] = DEFAULT_SEEDS) -> list[Path]:
+def write(flavour: Flavour, out_dir: Path, seeds: tuple[int, int, int] | None = None) -> list[Path]:
     """Generate and write every file; bytes, so no platform rewrites the newlines."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for filename, text in render(seeds).items():
+    for filename, text in render(flavour, seeds).items():
         path = out_dir / filename
         path.write_bytes(text.encode("utf-8"))
         written.append(path)
@@ -99,10 +102,16 @@ def check(directory: Path) -> list[str]:
         return [f"{manifest_path}: missing (run `needle novel generate`)"]
     except json.JSONDecodeError as exc:
         return [f"{manifest_path}: invalid JSON: {exc}"]
+    if not isinstance(recorded, dict):
+        return [f"{manifest_path}: not a JSON object"]
     try:
-        seeds = validate_seeds(recorded.get("seeds") if isinstance(recorded, dict) else None)
+        seeds = validate_seeds(recorded.get("seeds"))
     except ValueError as exc:
         return [f"{manifest_path}: key 'seeds': {exc}"]
+    named = recorded.get("flavour")
+    flavour = FLAVOURS.get(named) if isinstance(named, str) else None
+    if flavour is None:
+        return [f"{manifest_path}: key 'flavour': {named!r} is not one of {', '.join(FLAVOURS)}"]
     problems = []
     version = recorded.get("generator_version")
     if version != GENERATOR_VERSION:
@@ -110,7 +119,7 @@ def check(directory: Path) -> list[str]:
             f"{manifest_path}: generator_version {version!r}, but the generator is "
             f"v{GENERATOR_VERSION}; regenerate with `needle novel generate`"
         )
-    for filename, text in render(seeds).items():
+    for filename, text in render(flavour, seeds).items():
         path = directory / filename
         if not path.is_file():
             problems.append(f"{path}: missing")

@@ -1,7 +1,8 @@
 """Opaque identifiers: pronounceable nonsense that no training corpus can have taught a model.
 
 Every local, parameter, function and constant name contains an underscore or a digit, so no
-generated name can ever be a Python keyword or builtin, whichever Python version parses it.
+generated name can ever be a keyword or builtin of any flavour's language (Python,
+TypeScript), whichever version parses it.
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from needle_lib.paths import FIXTURES_DIR
 from needle_lib.recall.corpus import Corpus, CorpusFile, display_path
 from needle_lib.recall.extract import FunctionDef
 from needle_lib.recall.novel.pieces import PRIMARY_LINES
@@ -21,15 +20,14 @@ from needle_lib.tokens import REFERENCE
 if TYPE_CHECKING:
     from needle_lib.recall.novel.corpus import NovelCorpus
 
-#: Where the corpora are shipped; the prompt names the file by its path from the repo root.
-NOVEL_DIR = FIXTURES_DIR / "novel"
-
 
 def recall_view(corpus: NovelCorpus) -> tuple[Corpus, list[Target]]:
-    """The corpus and its 18 targets as a recall run sees them."""
-    path = display_path(NOVEL_DIR / corpus.filename)
-    file = CorpusFile(path, 1, corpus.line_count, "python")
-    view = Corpus(corpus.name, "python", corpus.text, (file,))
+    """The corpus and its 18 targets as a recall run sees them (the prompt names the file
+    by its shipped path from the repo root)."""
+    language = corpus.flavour.syntax.language
+    path = display_path(corpus.flavour.directory / corpus.filename)
+    file = CorpusFile(path, 1, corpus.line_count, language)
+    view = Corpus(corpus.name, language, corpus.text, (file,))
     lines = view.lines
     targets = [
         Target(
@@ -40,7 +38,7 @@ def recall_view(corpus: NovelCorpus) -> tuple[Corpus, list[Target]]:
                 signature_line=placement.def_line,
                 body_start=placement.start_line,
                 body_end=placement.start_line + placement.body_lines - 1,
-                language="python",
+                language=language,
             ),
             PRIMARY_LINES,
             placement.name,

@@ -63,3 +63,13 @@ function* generator(): Generator<number> {
 }
 /* A block comment
    over two lines. */
+
+export class Tally {
+  get total(): number {
+    return 0;
+  }
+
+  #reset(): void {
+    this.count = 0;
+  }
+}
