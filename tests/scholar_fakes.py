@@ -10,6 +10,7 @@ cs too), a Europe PMC record without a PMID (E2: NCBI's converter knows it), an 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TextIO
 
 import httpx
 from fakeclock import FakeTime
@@ -159,8 +160,10 @@ def make_sources(env: dict[str, str], time: FakeTime, suites=("arxiv", "europepm
     return sources
 
 
-async def run_generate(env: dict[str, str], time: FakeTime | None = None, **options):
-    """Generate from the fakes at ``env``; returns (rows, tally, time)."""
+async def run_generate(env: dict[str, str], time: FakeTime | None = None,
+                       stream: TextIO | None = None, **options):
+    """Generate from the fakes at ``env`` (a progress bar on ``stream``); returns (rows,
+    tally, time)."""
     time = time or FakeTime()
     options = {"now": NOW, "seed": 7, "per_cell": 2, **options}
     opts = Options(**options)
@@ -168,7 +171,7 @@ async def run_generate(env: dict[str, str], time: FakeTime | None = None, **opti
     llm = (make_async_chat_client(generation_model_config(environ=env))
            if opts.llm_buckets else None)
     try:
-        rows, tally = await generate(opts, sources, llm)
+        rows, tally = await generate(opts, sources, llm, stream=stream)
     finally:
         for client in sources.clients():
             await client.aclose()
