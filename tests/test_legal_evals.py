@@ -9,7 +9,6 @@ import json
 
 import pytest
 from evalrun import run_evals
-from legal_fakes import NOW, fake_sources
 
 from needle_lib.benches.legal.generate import Options, generate
 from needle_lib.benches.legal.sources import CourtListenerClient, EcfrClient
@@ -17,6 +16,7 @@ from needle_lib.benches.rows import write_rows
 from needle_lib.llm import make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
 from needle_lib.search.operators import parse_query
+from needle_lib.testing.legal_world import NOW, fake_sources
 from needle_lib.testing.search_server import FakeSearchServer
 
 OPTIONS = Options(now=NOW, courts=("scotus", "ca1", "ca9", "cafc"), per_court=4,

@@ -9,8 +9,9 @@ import json
 
 import pytest
 from evalrun import run_evals
-from scholar_fakes import A1, A3, A5, A7, CORPUS, E1, E2, NOW, run_generate
+from scholar_fakes import run_generate
 
+from needle_lib.testing.scholar_papers import A1, A3, A5, A7, CORPUS, E1, E2, NOW
 from needle_lib.testing.scholar_sources import FakeScholarSources
 from needle_lib.testing.search_server import FakeSearchServer
 

@@ -9,12 +9,13 @@ import json
 from collections import Counter
 
 import pytest
-from scholar_fakes import A1, A2, A3, A4, A6, CORPUS, E2, KEPT, NOW, run_generate
+from scholar_fakes import run_generate
 
 from needle_lib.benches.rows import query_hash
 from needle_lib.cli import main
 from needle_lib.clock import NOW_ENV
 from needle_lib.testing.loopback import closed_port_url
+from needle_lib.testing.scholar_papers import A1, A2, A3, A4, A6, CORPUS, E2, KEPT, NOW
 from needle_lib.testing.scholar_sources import FakeScholarSources
 
 TITLES = {p.title: p for p in CORPUS}
