@@ -105,6 +105,20 @@ async def test_a_refused_connection_fails_at_once_naming_host_and_override() -> 
     await client.aclose()
 
 
+@respx.mock
+async def test_an_html_error_page_is_quoted_by_its_title_not_inlined() -> None:
+    page = ("<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>"
+            + "<p>upstream unavailable</p>" * 200 + "</body></html>")
+    respx.get("https://registry.example/a").respond(404, html=page)
+    client = make()
+    with pytest.raises(SourceError) as raised:
+        await client.get_json("/a")
+    message = str(raised.value)
+    assert message.endswith(f"HTTP 404: HTML page '502 Bad Gateway' ({len(page):,} chars)")
+    assert "<p>" not in message and "\n" not in message
+    await client.aclose()
+
+
 def test_only_sources_give_up_on_a_refused_connection() -> None:
     refused = httpx.ConnectError("[Errno 111] Connection refused")
     # engines and model servers keep retrying: a local server restarting refuses for a moment
