@@ -149,7 +149,7 @@ def _scholar(args: argparse.Namespace, stack: ExitStack) -> Served:
     return Served(f"fake scholar sources and generation LLM at {server.url}", [
         *_export(server.env()),
         "uv run needle scholar generate --suites europepmc --age-buckets 7d,30d --per-cell 1 "
-        "--seed 3 --out gold.jsonl"])
+        "--seed 3 --out scholar.jsonl"])
 
 
 def _legal(args: argparse.Namespace, stack: ExitStack) -> Served:
@@ -161,7 +161,7 @@ def _legal(args: argparse.Namespace, stack: ExitStack) -> Served:
     return Served(f"fake CourtListener, eCFR and generation LLM at {server.url}", [
         *_export(env),
         "uv run needle legal generate --courts ca9,scotus --titles 17,40 --per-court 2 "
-        "--per-title 2 --seed 5 --out gold.jsonl"])
+        "--per-title 2 --seed 5 --out legal.jsonl"])
 
 
 def _news(args: argparse.Namespace, stack: ExitStack) -> Served:
