@@ -8,7 +8,7 @@ import asyncio
 import json
 
 import pytest
-from evalrun import run_evals
+from evalrun import case_labels, run_evals
 
 from needle_lib.benches.legal.generate import Options, generate
 from needle_lib.benches.legal.sources import CourtListenerClient, EcfrClient
@@ -119,7 +119,7 @@ def test_generated_gold_runs_end_to_end_with_expected_hits_and_breakdowns(
     outcomes = result.parseoutcomes()
     assert (outcomes["passed"], outcomes["failed"], outcomes["errors"]) == (9, 10, 1)
     by_key = {row["gold"]["case_key"]: row for row in gold_rows}
-    fresh_id = by_key["101"]["query_id"]
+    fresh_id = case_labels(gold)[by_key["101"]["query_id"]]
     lines = result.stdout.str()
     assert f"test_legal[legal-{fresh_id}-exa] PASSED" in lines
     assert f"test_legal[legal-{fresh_id}-brave] FAILED" in lines
