@@ -25,7 +25,8 @@ from needle_lib.errors import UsageError
 
 _PLAIN = re.compile(r"^[A-Za-z0-9_$][A-Za-z0-9._$-]*$")
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
-_HEXISH = re.compile(r"^[0-9a-fA-F]{8,}$")
+#: A generated id: a bare hash, or ``benches.rows.query_id``'s hash + UTC hour.
+_HEXISH = re.compile(r"^[0-9a-fA-F]{8,}(_\d{4}-\d{2}-\d{2}T\d{2})?$")
 #: Longest id part / file name Needle makes (file systems allow 255 bytes; dump names add
 #: a corpus, a stamp and a suffix around the model key).
 MAX_PART = 64
@@ -66,7 +67,8 @@ def query_label(text: str, key: str, hash_chars: int = 4) -> str:
 
 def is_readable_id(key: str) -> bool:
     """A query id a person chose (``q-ticker``): plain, short, with a letter, and not a
-    generated hash (``a428ca756e0f``) or a bare number."""
+    generated hash (``a428ca756e0f``, ``13bb12bda9111a55_2026-12-03T10``) or a bare
+    number."""
     return (is_plain(key, QUERY_SLUG_CHARS) and any(c.isalpha() for c in key)
             and not _HEXISH.match(key))
 

@@ -2,7 +2,8 @@
 
 On a terminal it redraws one line in place; in a log (CI, a pipe) it writes a plain line at
 most every 10 % so the log stays readable. stdout is never touched: ``--out -`` writes the
-generated rows there.
+generated rows there. ``done`` counts what was actually produced: a run that fetched nothing
+ends at 0/N (with its counters saying why), never at a full bar.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ class Progress:
         self._stream = stream if stream is not None else sys.stderr
         self._tty = bool(getattr(self._stream, "isatty", lambda: False)())
         self._last_decile = -1
+        self._written: str | None = None
 
     def count(self, name: str, n: int = 1) -> None:
         """Bump a named counter shown beside the bar (requests, drops, errors…)."""
@@ -44,10 +46,17 @@ class Progress:
         decile = 10 * self.done // self.total if self.total else 10
         if decile != self._last_decile:
             self._last_decile = decile
-            self._stream.write(self.line() + "\n")
-            self._stream.flush()
+            self._write_line()
+
+    def _write_line(self) -> None:
+        self._written = self.line()
+        self._stream.write(self._written + "\n")
+        self._stream.flush()
 
     def close(self) -> None:
+        """The final state on its own line (in a log: unless the last line already was it)."""
         if self._tty:
             self._stream.write("\r" + self.line() + "\n")
             self._stream.flush()
+        elif self._written != self.line():
+            self._write_line()

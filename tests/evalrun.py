@@ -80,3 +80,11 @@ def wait_for_cases(path: Path, count: int, timeout: float = 60.0) -> dict[str, A
             return dump
         time.sleep(0.05)
     raise AssertionError(f"{path} never held {count} cases")
+
+
+def case_labels(queries: Path) -> dict[str, str]:
+    """query_id → the query's piece of each case id, as the plugin names cases from the file."""
+    from needle_lib.benches.queries import load_queries
+    from needle_lib.names import unique_query_labels
+
+    return unique_query_labels((q.query_id, q.query) for q in load_queries(queries))

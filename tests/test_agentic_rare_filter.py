@@ -35,6 +35,7 @@ from needle_lib.benches.agentic_rare.table import read_rows, write_parquet
 from needle_lib.benches.agentic_rare.wordpiece import vocab_path, wordpiece
 from needle_lib.cli import main
 from needle_lib.testing.hub_server import FakeHubServer
+from needle_lib.testing.loopback import closed_port_url
 from needle_lib.testing.search_server import FakeSearchServer
 from needle_lib.tomlconf import ConfigError
 
@@ -210,6 +211,29 @@ def test_a_vocabulary_that_cannot_be_had_says_how_to_provide_it(
             vocab_path(None)
     with pytest.raises(ConfigError, match=r"--vocab nope\.txt: file not found"):
         vocab_path(Path("nope.txt"))
+
+
+def test_an_unreachable_hub_is_not_retried_and_the_cache_still_answers(
+    tmp_path: Path, vocab: Path, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    dead = closed_port_url()
+    monkeypatch.setenv("NEEDLE_HF_BASE_URL", dead)
+    with pytest.raises(ConfigError) as raised:
+        vocab_path(None)
+    message = str(raised.value)
+    assert f"cannot reach {dead.removeprefix('http://')} (connection refused)" in message
+    assert "set NEEDLE_HF_BASE_URL to a mirror" in message and "--vocab vocab.txt" in message
+    # huggingface_hub's own backoff (1, 2, 4, 8, 8 s) never started
+    assert "Retrying" not in caplog.text
+    # once cached (from a hub that was up), an offline hub costs nothing: the cache answers
+    files = {("model", "bert-base-uncased", "vocab.txt"): vocab.read_bytes()}
+    with FakeHubServer(files) as hub:
+        monkeypatch.setenv("NEEDLE_HF_BASE_URL", hub.url)
+        cached = vocab_path(None)
+    monkeypatch.setenv("NEEDLE_HF_BASE_URL", dead)
+    assert vocab_path(None) == cached
 
 
 # --- the commands ------------------------------------------------------------------------------

@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from needle_lib.benches.queries import MAX_QUERY_CHARS, Query, file_sha256, load_queries
+from needle_lib.benches.rows import query_id
 from needle_lib.commands.status import completion_command
 from needle_lib.dashboard import site
 from needle_lib.llm.config import check_distinct_keys, resolve_model
@@ -57,6 +59,9 @@ def test_search_case_ids_read_like_the_query_and_stay_unique():
                                     ("a428ca756e0f", "best hiking boots")])
     assert readable["q-ticker"] == "q-ticker"  # a chosen id stays, so -k selects it
     assert readable["a428ca756e0f"].startswith("best-hiking-boots-")
+    # a generated gold row's id (hash + UTC hour, ``benches.rows.query_id``) reads as its query
+    generated = query_id("apple ceo", datetime(2026, 7, 2, 14, tzinfo=UTC))
+    assert unique_query_labels([(generated, "Apple CEO")])[generated].startswith("apple-ceo-")
 
 
 def test_labels_whose_short_hash_collides_get_a_longer_one():

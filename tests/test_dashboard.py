@@ -110,6 +110,27 @@ def test_leaderboard_is_in_percent_with_bootstrap_intervals(built):
     assert outline["qwen-8bit (http_server__qwen-8bit)"] != charts.ALERT
 
 
+def test_leaderboard_labels_sit_right_of_their_error_bars_in_a_readable_size(built):
+    _, report = built
+    runs = section(report, "http_server").runs
+    fig = charts.leaderboard_figure(runs, "t")
+    for trace, axis in zip(fig.data, ("x", "x2"), strict=True):
+        ends = {label: x + plus for label, x, plus
+                in zip(trace.y, trace.x, trace.error_x.array, strict=True)}
+        labels = [a for a in fig.layout.annotations if a.xref == axis]
+        assert sorted(a.y for a in labels) == sorted(trace.y)  # one value label per bar
+        for label in labels:
+            # never under the upper whisker, never shrunk to fit a short bar
+            assert label.x > ends[label.y] and label.xanchor == "left"
+            assert label.font.size >= 12
+        assert trace.text is None  # no copy inside the bar, where a whisker crosses it
+        assert max(a.x for a in labels) < fig.layout[axis.replace("x", "xaxis")].range[1] - 10
+    # one run alone gets a bar a person can read, not a 12-pixel sliver
+    alone = charts.leaderboard_figure(runs[:1], "t")
+    plot_px = alone.layout.height - alone.layout.margin.t - alone.layout.margin.b
+    assert plot_px * (1 - alone.layout.bargap) >= 30
+
+
 def test_pages_flag_incomplete_and_invalid_runs(built):
     out, _ = built
     leaderboard = (out / "http_server" / "leaderboard.html").read_text(encoding="utf-8")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from evalrun import run_evals
+from evalrun import case_labels, run_evals
 
 from needle_lib.paths import REPO_ROOT
 from needle_lib.testing.search_server import JUDGE_DOWN, JUDGE_YES, FakeSearchServer
@@ -189,8 +189,9 @@ def test_generated_gold_runs_end_to_end(pytester, tmp_path, engines):
         ("brave", filing["query_text"]): [r("https://news.example/x", "Helix", ""),
                                           r(edgar, "8-K", "Current report")],
     })
+    labels = [case_labels(SAMPLE)[row["query_id"]] for row in (ceo, filing)]
     result = run_evals(pytester, tmp_path / "sample", "--queries", str(SAMPLE),
-                       "--engines", "exa,brave", "-k", "34efa54d or d78163409",
+                       "--engines", "exa,brave", "-k", f"{labels[0]} or {labels[1]}",
                        module="test_finance.py")
     assert result.parseoutcomes()["passed"] == 2
     report = report_of(tmp_path / "sample")

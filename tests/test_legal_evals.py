@@ -8,8 +8,7 @@ import asyncio
 import json
 
 import pytest
-from evalrun import run_evals
-from legal_fakes import NOW, fake_sources
+from evalrun import case_labels, run_evals
 
 from needle_lib.benches.legal.generate import Options, generate
 from needle_lib.benches.legal.sources import CourtListenerClient, EcfrClient
@@ -17,6 +16,7 @@ from needle_lib.benches.rows import write_rows
 from needle_lib.llm import make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
 from needle_lib.search.operators import parse_query
+from needle_lib.testing.legal_world import NOW, fake_sources
 from needle_lib.testing.search_server import FakeSearchServer
 
 OPTIONS = Options(now=NOW, courts=("scotus", "ca1", "ca9", "cafc"), per_court=4,
@@ -119,7 +119,7 @@ def test_generated_gold_runs_end_to_end_with_expected_hits_and_breakdowns(
     outcomes = result.parseoutcomes()
     assert (outcomes["passed"], outcomes["failed"], outcomes["errors"]) == (9, 10, 1)
     by_key = {row["gold"]["case_key"]: row for row in gold_rows}
-    fresh_id = by_key["101"]["query_id"]
+    fresh_id = case_labels(gold)[by_key["101"]["query_id"]]
     lines = result.stdout.str()
     assert f"test_legal[legal-{fresh_id}-exa] PASSED" in lines
     assert f"test_legal[legal-{fresh_id}-brave] FAILED" in lines

@@ -10,7 +10,6 @@ from datetime import UTC, date, datetime
 from itertools import pairwise
 
 import pytest
-from legal_fakes import NOW, fake_sources
 
 from needle_lib import cli
 from needle_lib.benches.legal import code_query
@@ -27,6 +26,7 @@ from needle_lib.benches.legal.sources import (
 from needle_lib.benches.projection import read_reply
 from needle_lib.llm import make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
+from needle_lib.testing.legal_world import NOW, fake_sources
 
 COURTS = ("scotus", "ca1", "ca9", "cafc")
 OPTIONS = Options(now=NOW, courts=COURTS, per_court=2, titles=(17, 35, 40), per_title=2,

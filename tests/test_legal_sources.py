@@ -7,7 +7,6 @@ import asyncio
 from datetime import date
 
 import pytest
-from legal_fakes import fake_sources
 
 from needle_lib.benches.legal.sources import (
     TOKEN_ENV,
@@ -23,6 +22,7 @@ from needle_lib.benches.legal.sources import (
 )
 from needle_lib.net.sources import SourceError
 from needle_lib.testing.legal_sources import opinion_record, section_xml, structure_node
+from needle_lib.testing.legal_world import fake_sources
 
 
 async def no_sleep(_: float) -> None:

@@ -11,8 +11,10 @@ import respx
 from fakeclock import FakeTime
 
 from needle_lib.benches.rows import canonical_text, dedupe_rows, query_id
-from needle_lib.net.sources import MissingContact, SourceClient, SourceError
+from needle_lib.net.retry import RetryPolicy
+from needle_lib.net.sources import MissingContact, SourceClient, SourceError, SourceUnreachable
 from needle_lib.progress import Progress
+from needle_lib.testing.loopback import closed_port_url
 
 
 class Registry(SourceClient):
@@ -81,6 +83,64 @@ async def test_final_failures_name_source_url_and_reason() -> None:
     await client.aclose()
 
 
+async def test_a_refused_connection_fails_at_once_naming_host_and_override() -> None:
+    url = closed_port_url()
+    time = FakeTime()
+    client = make(env={**ENV, "NEEDLE_REGISTRY_BASE_URL": url}, time=time)
+    with pytest.raises(SourceUnreachable) as raised:
+        await client.get_json("/a")
+    message = str(raised.value)
+    assert "\n" not in message
+    assert f"registry: cannot reach {url.removeprefix('http://')} (connection refused)" in message
+    assert "set NEEDLE_REGISTRY_BASE_URL" in message
+    # one attempt, no backoff: offline does not heal in seconds
+    assert (client.stats.requests, client.stats.retries) == (1, 0)
+    assert time.sleeps == []
+    # a later request fails without another connection attempt (or a rate-limit wait)
+    with pytest.raises(SourceUnreachable):
+        await client.get_json("/b")
+    assert client.stats.requests == 1
+    # and generators that drop a failed page (``except SourceError``) do not swallow it
+    assert not isinstance(raised.value, SourceError)
+    await client.aclose()
+
+
+@respx.mock
+async def test_an_html_error_page_is_quoted_by_its_title_not_inlined() -> None:
+    page = ("<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>"
+            + "<p>upstream unavailable</p>" * 200 + "</body></html>")
+    respx.get("https://registry.example/a").respond(404, html=page)
+    client = make()
+    with pytest.raises(SourceError) as raised:
+        await client.get_json("/a")
+    message = str(raised.value)
+    assert message.endswith(f"HTTP 404: HTML page '502 Bad Gateway' ({len(page):,} chars)")
+    assert "<p>" not in message and "\n" not in message
+    await client.aclose()
+
+
+def test_only_sources_give_up_on_a_refused_connection() -> None:
+    refused = httpx.ConnectError("[Errno 111] Connection refused")
+    # engines and model servers keep retrying: a local server restarting refuses for a moment
+    assert RetryPolicy().retryable_exception(refused)
+    assert not make().retry.retryable_exception(refused)
+    assert make().retry.retryable_exception(httpx.ReadError("reset"))  # still transient
+
+
+async def test_an_unresolvable_name_is_unreachable_too() -> None:
+    # ".invalid" never resolves (RFC 2606); the mocked transport raises what httpx raises
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno -2] Name or service not known", request=request)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(refuse))
+    client = Registry(env={**ENV, "NEEDLE_REGISTRY_BASE_URL": "http://registry.invalid"},
+                      client=http, sleep=FakeTime().sleep)
+    with pytest.raises(SourceUnreachable, match=r"cannot reach registry\.invalid \("):
+        await client.get("/a")
+    assert (client.stats.requests, client.stats.retries) == (1, 0)
+    await http.aclose()
+
+
 def test_query_id_is_canonical_hash_plus_utc_hour() -> None:
     hour = datetime(2026, 7, 2, 14, 37, tzinfo=UTC)
     qid = query_id("  Apple  CEO ", hour)
@@ -99,5 +159,6 @@ def test_progress_in_a_log_writes_a_line_per_decile() -> None:
     progress.count("dropped", 2)
     progress.close()
     lines = out.getvalue().splitlines()
-    assert len(lines) == 11  # deciles 0..10
-    assert lines[-1].startswith("companies [") and lines[-1].endswith("20/20")
+    assert len(lines) == 12  # deciles 0..10, then the final state with its counters
+    assert lines[-2].startswith("companies [") and lines[-2].endswith("20/20")
+    assert lines[-1].endswith("20/20  dropped 2")

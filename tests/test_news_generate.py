@@ -31,6 +31,7 @@ from needle_lib.benches.rows import query_id, write_rows
 from needle_lib.cli import main
 from needle_lib.llm import AsyncChatClient, RetryPolicy
 from needle_lib.llm.roles import generation_model_config
+from needle_lib.testing.loopback import closed_port_url
 from needle_lib.testing.news_server import (
     BOMB,
     BROKEN,
@@ -277,14 +278,16 @@ def _feeds(server: FakeNewsServer) -> list[Feed]:
     return good + [Feed(server.feed_url(n), "rss_news", "other") for n in BAD_FEEDS]
 
 
-async def _run(server: FakeNewsServer, **options) -> tuple[list[dict], object]:
+async def _run(server: FakeNewsServer, extra_feeds: tuple[Feed, ...] = (),
+               **options) -> tuple[list[dict], object]:
     env = server.env()
     projector = Projector(AsyncChatClient(generation_model_config(environ=env),
                                           retry=RetryPolicy(attempts=1)))
     feeds, trends = FeedClient(env=env, sleep=no_sleep), TrendsClient(env=env, sleep=no_sleep)
     try:
         return await generate_news(
-            feeds=_feeds(server), feed_client=feeds, trends_client=trends, projector=projector,
+            feeds=[*_feeds(server), *extra_feeds], feed_client=feeds, trends_client=trends,
+            projector=projector,
             clock=lambda: NOW, stream=io.StringIO(),
             options=NewsOptions(**{"geos": ("US", "US-CA", "US-TX"), "min_candidates": 6,
                                    **options}),
@@ -398,6 +401,33 @@ def test_cli_writes_the_cohort_and_a_stats_line(
     err = capsys.readouterr().err
     assert "news generate: feeds 11, geos 2, fetch errors 4" in err and "rows 4" in err
     assert f"wrote 4 rows to {out}" in err
+
+
+async def test_one_unreachable_feed_host_costs_that_feed_only(server: FakeNewsServer) -> None:
+    dead = closed_port_url()
+    rows, stats = await _run(server, source="rss",
+                             extra_feeds=(Feed(f"{dead}/feed.xml", "rss_news", "other"),))
+    assert rows and stats["fetch_errors"] == 5  # the 4 bad feeds and the dead host
+    assert any(f"cannot reach {dead.removeprefix('http://')} (connection refused)" in error
+               for error in stats.errors)
+
+
+def test_cli_with_no_host_reachable_stops_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dead = closed_port_url()
+    monkeypatch.setenv("OPENROUTER_API_KEY", "fake-llm-key")
+    monkeypatch.setenv("NEEDLE_TRENDS_BASE_URL", dead)
+    feeds = tmp_path / "feeds.toml"
+    feeds.write_text("".join(f'[[source]]\nurl = "{dead}/{n}.xml"\nsource_kind = "rss_news"\n'
+                             f'topical_domain = "sports"\n\n' for n in range(30)))
+    out = tmp_path / "fresh.jsonl"
+    code = main(["news", "generate", "--feeds", str(feeds), "--geos", "US", "--out", str(out)])
+    assert code == 1 and not out.exists()
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("needle news generate: ")
+    assert f"cannot reach {dead.removeprefix('http://')} (connection refused)" in last
+    assert "--feeds FILE" in last or "NEEDLE_TRENDS_BASE_URL" in last
 
 
 def test_cli_rejects_a_bad_geo(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,9 +8,10 @@ import asyncio
 import json
 
 import pytest
-from evalrun import run_evals
-from scholar_fakes import A1, A3, A5, A7, CORPUS, E1, E2, NOW, run_generate
+from evalrun import case_labels, run_evals
+from scholar_fakes import run_generate
 
+from needle_lib.testing.scholar_papers import A1, A3, A5, A7, CORPUS, E1, E2, NOW
 from needle_lib.testing.scholar_sources import FakeScholarSources
 from needle_lib.testing.search_server import FakeSearchServer
 
@@ -92,8 +93,10 @@ def test_generated_gold_scores_crafted_engine_answers(pytester, tmp_path, gold_r
     outcomes = result.parseoutcomes()
     assert (outcomes["passed"], outcomes["failed"], outcomes["errors"]) == (10, 37, 1)
     brave_a1 = next(row for row in gold_rows if key(row) == (A1, "title"))
+    label = case_labels(gold)[brave_a1["query_id"]]
+    assert label.startswith("tidal-lexicons-")  # ids read like the query, not its hash
     result.stdout.fnmatch_lines([
-        f"*test_scholar?scholar-{brave_a1['query_id']}-brave?*",
+        f"*test_scholar?scholar-{label}-brave?*",
         "*gold: arxiv 2611.01234*",
         "*'A neighbouring paper' https://arxiv.org/abs/2611.01235*",
         "*other paper ids: arxiv 2611.01235*",

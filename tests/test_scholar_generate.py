@@ -4,15 +4,18 @@ ids (PMIDs from NCBI's converter), determinism, failing sources, and the CLI."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections import Counter
 
 import pytest
-from scholar_fakes import A1, A2, A3, A4, A6, CORPUS, E2, KEPT, NOW, run_generate
+from scholar_fakes import run_generate
 
 from needle_lib.benches.rows import query_hash
 from needle_lib.cli import main
 from needle_lib.clock import NOW_ENV
+from needle_lib.testing.loopback import closed_port_url
+from needle_lib.testing.scholar_papers import A1, A2, A3, A4, A6, CORPUS, E2, KEPT, NOW
 from needle_lib.testing.scholar_sources import FakeScholarSources
 
 TITLES = {p.title: p for p in CORPUS}
@@ -114,6 +117,31 @@ async def test_a_failing_source_costs_its_cells_not_the_run(fake):
     assert "source errors: europepmc 16 (e.g. europepmc: " in tally.summary()
     assert "HTTP 503" in tally.summary()
     assert 2.0 in time.sleeps  # retried from 2 s before giving up
+
+
+async def test_the_progress_bar_counts_kept_papers_not_planned_ones(fake):
+    fake.failing = {"europepmc", "arxiv"}
+    bar = io.StringIO()
+    rows, _, _ = await run_generate(fake.env(), stream=bar, buckets=("title",))
+    assert rows == []
+    last = bar.getvalue().splitlines()[-1]
+    # 15 cells of 2 planned, nothing fetched: the bar ends empty, saying why
+    assert "] 0/30" in last and "short cells 15" in last
+
+
+def test_cli_on_an_unreachable_source_stops_at_once_naming_host_and_override(
+        monkeypatch, tmp_path, capsys):
+    url = closed_port_url()
+    env = {f"NEEDLE_{name}_BASE_URL": url for name in ("ARXIV", "ARXIV_HTML", "EUROPEPMC", "NCBI")}
+    out = tmp_path / "x.jsonl"
+    code = cli(monkeypatch, env, "--buckets", "title", "--out", str(out))
+    assert code == 1 and not out.exists()
+    err = capsys.readouterr().err.splitlines()
+    host = url.removeprefix("http://")
+    assert err[-1].startswith("needle scholar generate: ")
+    assert f"cannot reach {host} (connection refused)" in err[-1]
+    assert "NEEDLE_ARXIV_BASE_URL" in err[-1] or "NEEDLE_EUROPEPMC_BASE_URL" in err[-1]
+    assert not any("] " in line for line in err)  # stopped before the per-paper stage
 
 
 async def test_a_failing_id_converter_keeps_the_paper_without_a_pmid(fake):

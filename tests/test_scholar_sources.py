@@ -10,7 +10,6 @@ from datetime import date
 import httpx
 import pytest
 from fakeclock import FakeTime
-from scholar_fakes import A1, A3, A5, CORPUS, E1, E2, NOW
 
 from needle_lib.benches.scholar.bodies import BodyError, html_body_text, jats_body_text
 from needle_lib.benches.scholar.sources import (
@@ -21,6 +20,7 @@ from needle_lib.benches.scholar.sources import (
     parse_arxiv_atom,
 )
 from needle_lib.net.sources import SourceError
+from needle_lib.testing.scholar_papers import A1, A3, A5, CORPUS, E1, E2, NOW
 from needle_lib.testing.scholar_sources import FakeScholarSources
 
 

@@ -22,7 +22,7 @@ from needle_lib.benches.rows import seed_from_hour, write_rows
 from needle_lib.clock import utc_now
 from needle_lib.llm import AsyncChatClient, load_dotenv_once, make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
-from needle_lib.net.sources import SourceClient
+from needle_lib.net.sources import SourceClient, SourceUnreachable
 from needle_lib.tomlconf import ConfigError
 
 Rows = list[dict[str, Any]]
@@ -88,16 +88,18 @@ def run_generation(prog: str, args: argparse.Namespace,
 
     The seed (``--seed``, else the hour's) is announced with the suites and ``details``
     before any request, so a failed run can be repeated with the same draws. ``fatal``
-    errors end the run with one line; no rows is a failure and writes nothing.
+    errors, and an unreachable source host, end the run with one line; no rows is a failure
+    and writes nothing.
     """
     load_dotenv_once()
     now = utc_now()
     seed = args.seed if args.seed is not None else seed_from_hour(now)
     print(f"{prog}: seed {seed}, suites {','.join(args.suites)}"
           + "".join(f", {detail}" for detail in details), file=sys.stderr)
+    stops: tuple[type[Exception], ...] = (SourceUnreachable, *fatal)
     try:
         rows, tally = asyncio.run(generate(options(now, seed), dict(os.environ)))
-    except fatal as exc:
+    except stops as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
     if not rows:

@@ -23,6 +23,7 @@ from needle_lib.clock import utc_now
 from needle_lib.commands.generation import add_bench_parser
 from needle_lib.llm import make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
+from needle_lib.net.sources import SourceUnreachable
 
 _GEO = re.compile(r"^[A-Z]{2}(-[A-Z0-9]{1,3})?$")
 _SHOWN_ERRORS = 10
@@ -97,7 +98,11 @@ async def _generate(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    rows, stats = asyncio.run(_generate(args))
+    try:
+        rows, stats = asyncio.run(_generate(args))
+    except SourceUnreachable as exc:
+        print(f"needle news generate: {exc}", file=sys.stderr)
+        return 1
     for error in stats.errors[:_SHOWN_ERRORS]:
         print(f"  {error}", file=sys.stderr)
     if len(stats.errors) > _SHOWN_ERRORS:

@@ -26,8 +26,8 @@ from needle_lib.continuous.daily import to_jsonl
 from needle_lib.continuous.runs import PublishedRun, ReportError, load_run
 from needle_lib.continuous.store import Site, publish
 from needle_lib.jsonio import write_json_atomic
-from needle_lib.plugin.search_reports import engine_table
 from needle_lib.recall.merge import MergeError
+from needle_lib.report.search_summary import engine_table
 
 SHARD = re.compile(r"\.shard-(\d+)-of-(\d+)(?=\.json$|\.partial\.jsonl$)")
 

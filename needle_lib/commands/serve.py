@@ -9,17 +9,29 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
 from dataclasses import dataclass
+from pathlib import Path
 
+from needle_lib.clock import NOW_ENV, utc_now
 from needle_lib.testing.openai_server import MODES, FakeOpenAIServer
 
 #: Default ports, printed in the docs' walk-through; ``--port 0`` takes any free port.
 DEFAULT_PORTS = {"model": 8401, "search": 8402, "sources": 8403}
 SEARCH_ENGINES = ("exa", "brave", "searxng")
-SOURCE_WORLDS = ("finance",)
+#: What each ``serve sources`` world serves, for the help text.
+SOURCE_WORLDS = {
+    "finance": "invented companies on fake SEC, Wikidata and GLEIF APIs, and a generation "
+               "LLM on the next port",
+    "scholar": "invented papers on fake arXiv (API and HTML), Europe PMC and NCBI, and a "
+               "generation LLM",
+    "legal": "invented opinions on a fake CourtListener and a slice of the CFR on a fake eCFR, "
+             "and a generation LLM; Needle's clock is pinned to the cases' moment",
+    "news": "a few feeds and Google Trends topics, and the projection LLM",
+}
 
 
 @dataclass(frozen=True)
@@ -62,11 +74,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     _port_option(search, "search")
     search.set_defaults(func=run, start=_search)
 
-    sources = kinds.add_parser("sources", help="the public sources a gold generator reads",
-                               description="Invented companies on fake SEC, Wikidata and "
-                               "GLEIF APIs plus a generation LLM (on the next port), for "
-                               "`needle finance generate`.")
-    sources.add_argument("world", choices=SOURCE_WORLDS, help="which generator's sources")
+    sources = kinds.add_parser(
+        "sources", help="the public sources a gold generator reads",
+        description="The public sources of one `needle <bench> generate`, invented: "
+        + "; ".join(f"{world}: {what}" for world, what in SOURCE_WORLDS.items()) + ".")
+    sources.add_argument("world", choices=SOURCE_WORLDS,
+                         help=f"which generator's sources ({', '.join(SOURCE_WORLDS)})")
     _port_option(sources, "sources")
     sources.set_defaults(func=run, start=_sources)
 
@@ -110,16 +123,61 @@ def _search(args: argparse.Namespace) -> Iterator[Served]:
 
 @contextmanager
 def _sources(args: argparse.Namespace) -> Iterator[Served]:
+    with ExitStack() as stack:
+        yield _WORLDS[args.world](args, stack)
+
+
+def _finance(args: argparse.Namespace, stack: ExitStack) -> Served:
     from needle_lib.testing.finance_sources import LLM_MODEL, FakeFilingLLM, FakeFinanceSources
 
     llm_port = args.port + 1 if args.port else 0
-    with ExitStack() as stack:
-        sources = stack.enter_context(FakeFinanceSources.on_port(args.port)())
-        llm = stack.enter_context(FakeFilingLLM.on_port(llm_port)())
-        env = {**sources.env(), "NEEDLE_LLM_BASE_URL": llm.url, "NEEDLE_LLM_MODEL": LLM_MODEL,
-               "OPENROUTER_API_KEY": "fake-llm-key"}
-        yield Served(f"fake finance sources at {sources.url}, generation LLM at {llm.url}",
-                     _export(env))
+    sources = stack.enter_context(FakeFinanceSources.on_port(args.port)())
+    llm = stack.enter_context(FakeFilingLLM.on_port(llm_port)())
+    env = {**sources.env(), "NEEDLE_LLM_BASE_URL": llm.url, "NEEDLE_LLM_MODEL": LLM_MODEL,
+           "OPENROUTER_API_KEY": "fake-llm-key"}
+    return Served(f"fake finance sources at {sources.url}, generation LLM at {llm.url}", [
+        *_export(env),
+        "uv run needle finance generate --max-companies 12 --seed 7 --out gold.jsonl"])
+
+
+def _scholar(args: argparse.Namespace, stack: ExitStack) -> Served:
+    from needle_lib.testing.scholar_papers import CORPUS
+    from needle_lib.testing.scholar_sources import FakeScholarSources
+
+    # papers are dated back from now, so the generator's age windows find them
+    server = stack.enter_context(FakeScholarSources.on_port(args.port)(CORPUS, utc_now()))
+    return Served(f"fake scholar sources and generation LLM at {server.url}", [
+        *_export(server.env()),
+        "uv run needle scholar generate --suites europepmc --age-buckets 7d,30d --per-cell 1 "
+        "--seed 3 --out scholar.jsonl"])
+
+
+def _legal(args: argparse.Namespace, stack: ExitStack) -> Served:
+    from needle_lib.testing.legal_world import NOW, fake_sources
+
+    server = stack.enter_context(fake_sources(args.port))
+    # the cases are dated around NOW: the generator's month windows must be too
+    env = {**server.env(), NOW_ENV: NOW.strftime("%Y-%m-%dT%H:%MZ")}
+    return Served(f"fake CourtListener, eCFR and generation LLM at {server.url}", [
+        *_export(env),
+        "uv run needle legal generate --courts ca9,scotus --titles 17,40 --per-court 2 "
+        "--per-title 2 --seed 5 --out legal.jsonl"])
+
+
+def _news(args: argparse.Namespace, stack: ExitStack) -> Served:
+    from needle_lib.testing.news_server import DEMO_FEED_KINDS, DEMO_SOURCES, FakeNewsServer
+
+    server = stack.enter_context(FakeNewsServer.on_port(args.port)(DEMO_SOURCES))
+    feeds = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="needle-serve-")))
+    feeds /= "feeds.toml"
+    feeds.write_text(server.feed_list(DEMO_FEED_KINDS), encoding="utf-8")
+    return Served(f"fake news feeds, Google Trends and projection LLM at {server.url}", [
+        *_export(server.env()),
+        f"uv run needle news generate --geos US --feeds {feeds} --out fresh.jsonl"])
+
+
+_WORLDS: dict[str, Callable[[argparse.Namespace, ExitStack], Served]] = {
+    "finance": _finance, "scholar": _scholar, "legal": _legal, "news": _news}
 
 
 def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:

@@ -25,7 +25,6 @@ INELIGIBLE_FILL = "#b0b0b0"
 ALERT = "#d62728"
 GAIN = "#2ca02c"
 HEAT_SCALE = "RdYlGn"
-ROW_PX = 34
 
 
 def axis_labels(runs: Sequence[Run]) -> list[str]:
@@ -68,11 +67,28 @@ def _interval_text(interval: Interval | None) -> str:
     return f"{interval.estimate:.1f} % [{interval.low:.1f}, {interval.high:.1f}]"
 
 
+#: Leaderboard geometry: a row tall enough to read with one run, margins for the title and
+#: the panel titles above, the axis below; labels in a fixed size (not shrunk to fit a bar).
+LEADER_ROW_PX = 48
+LEADER_MARGIN = {"t": 110, "b": 50}
+LABEL_FONT = 13
+#: The x axis runs past 100 % so a label can sit right of a whisker that reaches 100 %.
+LEADER_X_MAX = 120
+
+
+def _label_x(interval: Interval | None) -> float:
+    """Where a bar's label starts: right of its upper whisker, which it must never touch."""
+    if interval is None:
+        return 1.5
+    return max(interval.high, interval.estimate) + 1.5
+
+
 def leaderboard_figure(runs: Sequence[Run], title: str) -> go.Figure:
     """Matched % and pass rate per run, ranked, with 95 % bootstrap error bars.
 
     Percentages, never line counts: runs with fewer scored lines (errors, --no-comments)
-    must not look worse merely for having a smaller denominator.
+    must not look worse merely for having a smaller denominator. Each value is written right
+    of its error bar, not inside the bar, where a short bar shrank it and a whisker crossed it.
     """
     labels = axis_labels(runs)
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
@@ -84,15 +100,22 @@ def leaderboard_figure(runs: Sequence[Run], title: str) -> go.Figure:
         fig.add_trace(go.Bar(
             y=labels, x=[i.estimate if i else 0 for i in intervals], orientation="h",
             error_x=_error_bars(intervals),
-            text=[f"{i.estimate:.1f} %" if i else "n/a" for i in intervals],
-            textposition="inside", insidetextanchor="start",
             hovertext=[_interval_text(i) for i in intervals], hoverinfo="y+text",
             marker={"color": fills, "pattern": {"shape": patterns}, "line": _outline(runs)},
             showlegend=False,
         ), row=1, col=col)
-        fig.update_xaxes(range=[0, 105], ticksuffix=" %", row=1, col=col)
-    fig.update_yaxes(autorange="reversed", automargin=True)
-    fig.update_layout(title=title, height=160 + ROW_PX * len(runs), bargap=0.25)
+        for label, interval in zip(labels, intervals, strict=True):
+            fig.add_annotation(
+                x=_label_x(interval), y=label, xanchor="left", showarrow=False,
+                text=f"{interval.estimate:.1f} %" if interval else "n/a",
+                font={"size": LABEL_FONT}, row=1, col=col)
+        ticks = list(range(0, 101, 20))
+        fig.update_xaxes(range=[0, LEADER_X_MAX], tickvals=ticks,
+                         ticktext=[f"{t} %" for t in ticks], row=1, col=col)
+    fig.update_yaxes(autorange="reversed", automargin=True, tickfont={"size": LABEL_FONT})
+    fig.update_layout(title=title, bargap=0.35, margin=LEADER_MARGIN,
+                      height=LEADER_MARGIN["t"] + LEADER_MARGIN["b"]
+                      + LEADER_ROW_PX * max(1, len(runs)))
     return fig
 
 

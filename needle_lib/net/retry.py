@@ -9,7 +9,10 @@ Why it looks like this:
 - otherwise exponential backoff from 1 s, capped at 30 s: keyless and rate-limited endpoints
   (Keenable's public search, SEC's 10 requests/s) need seconds, not milliseconds, to recover;
 - timeouts are retried by default (a rate-limited API often answers slowly before it answers
-  429), but a caller whose single request may legitimately take minutes can opt out.
+  429), but a caller whose single request may legitimately take minutes can opt out;
+- a refused connection or a failed name lookup is retried by default (a local model server
+  restarting refuses for a moment), but a caller for whom it means "offline" or "wrong host"
+  (the public sources) opts out: backing off from it only delays the one useful message.
 
 ``Attempts`` holds the decision logic once; ``send`` (raw httpx) and the chat clients only
 do the I/O around it.
@@ -59,6 +62,7 @@ class RetryPolicy:
     max_delay: float = 30.0
     max_retry_after: float = 30.0
     retry_timeouts: bool = True
+    retry_unreachable: bool = True
 
     def __post_init__(self) -> None:
         if self.attempts < 1:
@@ -76,7 +80,14 @@ class RetryPolicy:
         return status in RETRYABLE_STATUSES
 
     def retryable_exception(self, exc: httpx.TransportError) -> bool:
-        return self.retry_timeouts or not isinstance(exc, httpx.TimeoutException)
+        if isinstance(exc, httpx.TimeoutException):
+            return self.retry_timeouts
+        return self.retry_unreachable or not is_unreachable(exc)
+
+
+def is_unreachable(exc: httpx.TransportError) -> bool:
+    """A connection that could not be made at all: refused, or the name did not resolve."""
+    return isinstance(exc, httpx.ConnectError)
 
 
 class Attempts:

@@ -10,6 +10,11 @@ subclass names its source, its default base URL and its limits; this base enforc
 - a minimum interval between request starts (SEC: 10/s; arXiv: one per 3 s) and a bound on
   requests in flight, shared by every coroutine using the client;
 - the shared retry policy (``Retry-After`` honoured), every retry counted in ``stats``;
+- a host that refuses the connection or does not resolve is not retried: offline, or a
+  wrong host, does not heal in seconds. ``SourceUnreachable`` names the host and the
+  override, once the client has seen it every later request to that host fails at once, and
+  it is not a
+  ``SourceError``, so generators that drop one failed page stop the whole run on it;
 - ``timeout`` is a total deadline per attempt, and a body larger than ``max_response_bytes``
   (decoded) is an error naming the cap: half a filing or half a JSON page is not data.
 """
@@ -20,7 +25,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import httpx
@@ -29,7 +34,8 @@ from needle_lib import __version__
 from needle_lib.errors import NeedleError
 from needle_lib.jsonio import loads_untrusted
 from needle_lib.net.body import BodyLimits, MiB, is_truncated
-from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, send
+from needle_lib.net.reach import host_of, why_unreachable
+from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, is_unreachable, send
 from needle_lib.redact import redact_then_cut
 from needle_lib.tomlconf import ConfigError
 
@@ -56,6 +62,22 @@ class SourceError(NeedleError):
         self.source = source
         self.url = url
         self.status = status
+
+
+class SourceUnreachable(NeedleError):
+    """A source's host refused the connection or did not resolve: offline or a wrong host.
+
+    One line naming the host, the reason and how to point the source elsewhere."""
+
+    def __init__(self, source: str, url: str, reason: str, override: str) -> None:
+        host = host_of(url)
+        super().__init__(f"{source}: cannot reach {host} ({reason}); offline or behind a "
+                         f"proxy? {override}")
+        self.source = source
+        self.url = url
+        self.host = host
+        self.reason = reason
+        self.override = override
 
 
 @dataclass
@@ -100,6 +122,9 @@ class SourceClient:
     timeout: ClassVar[float] = 30.0
     #: Decoded body bytes read per response; SEC company facts run to tens of MB.
     max_response_bytes: ClassVar[int] = 256 * MiB
+    #: How a user points the source elsewhere, for the unreachable-host message; None: the
+    #: base-URL variable.
+    override_hint: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -118,8 +143,9 @@ class SourceClient:
                          or self.default_base_url).rstrip("/")
         agent = f"needle-evals/{__version__}"
         self.user_agent = f"{agent} ({contact})" if contact else agent
-        self.retry = retry or RetryPolicy()
+        self.retry = replace(retry or RetryPolicy(), retry_unreachable=False)
         self.stats = SourceStats()
+        self._unreachable: dict[str, SourceUnreachable] = {}
         self._sleep = sleep
         self._client = client
         self._owns_client = client is None
@@ -129,6 +155,10 @@ class SourceClient:
     @classmethod
     def base_url_env(cls) -> str:
         return f"NEEDLE_{cls.source.upper().replace('-', '_')}_BASE_URL"
+
+    def override(self) -> str:
+        return self.override_hint or (f"set {self.base_url_env()} to a mirror or a local fake "
+                                      f"(needle serve sources)")
 
     def headers(self) -> dict[str, str]:
         """Headers sent with every request; subclasses add auth (a token from the env)."""
@@ -146,8 +176,11 @@ class SourceClient:
             "GET", url, params=params, headers={**self.headers(), **(headers or {})},
             timeout=self.timeout,
         )
+        host = host_of(url)
+        self._raise_if_unreachable(host)
         async with self._slots:
             await self._limit.wait()
+            self._raise_if_unreachable(host)
             self.stats.requests += 1
             try:
                 sent = await send(http, request, self.retry, self._sleep,
@@ -155,6 +188,10 @@ class SourceClient:
             except RetriesExhausted as exc:
                 self.stats.retries += exc.attempts - 1
                 self.stats.errors += 1
+                if is_unreachable(exc.error):
+                    self._unreachable[host] = SourceUnreachable(
+                        self.source, url, why_unreachable(exc.error), self.override())
+                    self._raise_if_unreachable(host)
                 raise SourceError(self.source, url, f"{exc} after {exc.attempts} attempt(s)") \
                     from exc
         self.stats.retries += sent.retries
@@ -169,6 +206,12 @@ class SourceClient:
             raise SourceError(self.source, url, f"response larger than the "
                               f"{self.max_response_bytes}-byte cap (max_response_bytes)")
         return response
+
+    def _raise_if_unreachable(self, host: str) -> None:
+        """Requests after the host was found unreachable fail at once, without a connection."""
+        seen = self._unreachable.get(host)
+        if seen is not None:
+            raise SourceUnreachable(seen.source, seen.url, seen.reason, seen.override)
 
     async def get_json(self, path: str, *, params: Mapping[str, Any] | None = None,
                        headers: Mapping[str, str] | None = None) -> Any:
@@ -193,3 +236,4 @@ class SourceClient:
         if self._client is not None and self._owns_client:
             await self._client.aclose()
             self._client = None
+

@@ -20,10 +20,16 @@ from needle_lib.plugin.reports import drop_default_report
 from needle_lib.plugin.resume import resumed
 from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.search import HOW_TO_RUN
-from needle_lib.plugin.search_reports import SearchReports, engine_table
+from needle_lib.plugin.search_reports import SearchReports
 from needle_lib.plugin.session import dump_path, result_store, results_dir, use_color
 from needle_lib.recall.gates import GateSettings, check_gates
-from needle_lib.report.html import diff_html, search_case_html, summary_html
+from needle_lib.report.html import (
+    diff_html,
+    search_case_html,
+    search_summary_html,
+    summary_html,
+)
+from needle_lib.report.search_summary import engine_table
 from needle_lib.report.terminal import summary_table
 from needle_lib.report.untrusted import escape_id_cell
 
@@ -181,6 +187,8 @@ class Controller:
                                     postfix: list[str], session: pytest.Session) -> None:
         if self.finished:
             prefix.append(summary_html(self.finished))
+        if self.search_finished:
+            prefix.append(search_summary_html(self.search_finished))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         tr = terminalreporter

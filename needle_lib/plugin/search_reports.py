@@ -60,29 +60,3 @@ class SearchReports:
             reports.append(report)
         return reports
 
-
-def _cell(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def engine_table(report: dict[str, Any]) -> str:
-    """Terminal table: one row per engine, ``ultimate`` last (nDCG or recall/MRR by kind)."""
-    known_item = report.get("kind") == "known_item"
-    k = report["k"]
-    metrics = (f"{'recall@' + str(k):>9} {'MRR@' + str(k):>7}" if known_item
-               else f"{'nDCG@' + str(k):>8}")
-    header = (f"{'engine':<18} {metrics} {'scored':>7} {'search err':>10} "
-              f"{'judge err':>9} {'skipped':>7} {'retries':>7} {'p50 s':>7} {'p95 s':>7}")
-    title = f"{report['benchmark']}: {report['num_queries']} queries"
-    if not known_item:
-        title += f", {report['judged_pairs']} judged pairs"
-    rows = [title, header, "-" * len(header)]
-    for name, engine in report["engines"].items():
-        figures = (f"{_cell(engine['recall_at_k']):>9} {_cell(engine['mrr_at_k']):>7}"
-                   if known_item else f"{_cell(engine['mean_ndcg']):>8}")
-        lat = engine.get("latency") or {}
-        rows.append(f"{name:<18} {figures} {engine['num_scored']:>7} "
-                    f"{engine['search_errors']:>10} {engine['judge_errors']:>9} "
-                    f"{engine.get('skipped', 0):>7} {engine.get('retries', 0):>7} "
-                    f"{_cell(lat.get('p50'), 2):>7} {_cell(lat.get('p95'), 2):>7}")
-    return "\n".join(rows)

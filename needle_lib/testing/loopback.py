@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
@@ -86,3 +87,12 @@ class LoopbackServer(ABC):
                 pass
 
         return Handler
+
+
+def closed_port_url() -> str:
+    """A loopback URL nothing listens on (bound, then closed): a connection is refused at
+    once, the deterministic stand-in for an offline or wrong host."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"

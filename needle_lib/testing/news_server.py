@@ -158,6 +158,35 @@ def project(messages: list[dict[str, Any]]) -> tuple[str, str]:
     return f'"{" ".join(words)}"', "stop"
 
 
+_MIN, _HOUR = timedelta(minutes=1), timedelta(hours=1)
+
+#: The small world ``needle serve sources news`` serves: fresh and stale items in the three
+#: feed formats, and two trending topics (one the LLM refuses as evergreen).
+DEMO_SOURCES = NewsSources(
+    feeds={
+        "harbor-daily": FakeFeed("rss2", (
+            FakeItem("Ferry strike halts harbor crossings", 15 * _MIN),
+            FakeItem("Council reviews pier budget", 20 * _HOUR))),
+        "orbit-weekly": FakeFeed("atom", (
+            FakeItem("Lunar lander sends first panorama", 40 * _MIN),)),
+        "preprints": FakeFeed("rss1", (
+            FakeItem("Sparse retrieval for rare entity names", 30 * _HOUR),)),
+        "ballpark": FakeFeed("rss2", (FakeItem("Storm delays championship final", 2 * _HOUR),)),
+    },
+    trends={"US": (
+        FakeTrend("tidal power auction", "100K+", _HOUR,
+                  (("Tidal power auction draws record bids", "https://energy.example/a",
+                    "Energy Wire"),)),
+        FakeTrend("evergreen pancake recipe", "20K+", _HOUR),
+    )},
+)
+#: (source_kind, topical_domain) of each demo feed, for its feed list.
+DEMO_FEED_KINDS = {"harbor-daily": ("rss_news", "local_civic"),
+                   "orbit-weekly": ("rss_news", "science"),
+                   "preprints": ("rss_paper", "science"),
+                   "ballpark": ("rss_news", "sports")}
+
+
 class FakeNewsServer(LoopbackServer):
     def __init__(self, sources: NewsSources, *,
                  now: Callable[[], datetime] = utc_now) -> None:
@@ -170,6 +199,12 @@ class FakeNewsServer(LoopbackServer):
 
     def feed_url(self, name: str) -> str:
         return f"{self.url}/feeds/{name}"
+
+    def feed_list(self, kinds: dict[str, tuple[str, str]]) -> str:
+        """A ``--feeds`` TOML of this server's feeds: name → (source_kind, topical_domain)."""
+        return "".join(f'[[source]]\nurl = "{self.feed_url(name)}"\nsource_kind = "{kind}"\n'
+                       f'topical_domain = "{domain}"\n\n'
+                       for name, (kind, domain) in kinds.items())
 
     def env(self) -> dict[str, str]:
         """Routes Trends and the generation LLM here."""

@@ -83,6 +83,8 @@ class SecClient(SourceClient):
     max_in_flight = 4
     contact_required = True  # SEC blocks clients without a declared contact
     timeout = 40.0
+    override_hint = ("set NEEDLE_SEC_BASE_URL and NEEDLE_SEC_DATA_BASE_URL to a mirror or a "
+                     "local fake (needle serve sources)")
 
     def __init__(self, *, env: Mapping[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(env=env, **kwargs)

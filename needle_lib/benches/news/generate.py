@@ -34,7 +34,7 @@ from needle_lib.benches.news.select import (
 from needle_lib.benches.news.sources import FeedClient, TrendsClient
 from needle_lib.benches.rows import hour_of, seed_from_hour
 from needle_lib.benches.sampling import stratified_sample
-from needle_lib.net.sources import SourceError
+from needle_lib.net.sources import SourceError, SourceUnreachable
 from needle_lib.progress import Progress
 
 SOURCES = ("rss", "trending", "both")
@@ -67,6 +67,7 @@ class NewsStats:
 
     counts: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    unreachable: list[SourceUnreachable] = field(default_factory=list)
 
     def add(self, name: str, n: int = 1) -> None:
         self.counts[name] = self.counts.get(name, 0) + n
@@ -104,9 +105,11 @@ async def _gathered(label: str, jobs: Sequence[Awaitable[T]], stream: TextIO | N
 async def _fetch(what: str, fetch: Callable[[], Awaitable[list[T]]], stats: NewsStats) -> list[T]:
     try:
         return await fetch()
-    except (SourceError, FeedParseError) as exc:
+    except (SourceError, FeedParseError, SourceUnreachable) as exc:
         stats.add("fetch_errors")
         stats.errors.append(f"{what}: {exc}")
+        if isinstance(exc, SourceUnreachable):
+            stats.unreachable.append(exc)
         return []
 
 
@@ -192,7 +195,8 @@ async def generate_news(
     """Rows of one cohort and the stats of how they were made.
 
     ``clock`` is read once every fetch is done: "now" for freshness is the moment the
-    newest data arrived, and its UTC hour is the cohort's ``hour_ts``.
+    newest data arrived, and its UTC hour is the cohort's ``hour_ts``. One feed's host down
+    costs that feed; every host unreachable raises ``SourceUnreachable``.
     """
     if options.source not in SOURCES:
         raise ValueError(f"source must be one of {', '.join(SOURCES)}, got {options.source!r}")
@@ -208,6 +212,8 @@ async def generate_news(
         jobs += [_fetch(f"Trends {geo}", partial(trends_client.fetch, geo), stats)
                  for geo in options.geos]
     fetched = await _gathered("news: fetching", jobs, stream)
+    if jobs and len(stats.unreachable) == len(jobs):
+        raise stats.unreachable[0]  # not one host answered: offline, say so in one line
     now = clock()
     hour = hour_of(now)
     split = len(feeds) if use_rss else 0

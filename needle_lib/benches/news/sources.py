@@ -26,6 +26,8 @@ class FeedClient(SourceClient):
     default_base_url: ClassVar[str] = ""
     max_in_flight: ClassVar[int] = 15
     timeout: ClassVar[float] = 20.0
+    override_hint: ClassVar[str | None] = ("pass --feeds FILE listing reachable feeds "
+                                           "(needle serve sources news serves some)")
 
     def headers(self) -> dict[str, str]:
         return {"User-Agent": f"{self.user_agent} news-feed-reader", "Accept": _FEED_TYPES}

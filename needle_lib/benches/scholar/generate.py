@@ -295,7 +295,7 @@ async def _fill_cell(cell: tuple[str, str], candidates: list[Paper],
         progress.count("dropped", sum(q is None for q in outcomes))
     if len(kept) < options.per_cell:
         tally.short_cells.append(f"{cell[0]}/{cell[1]} {len(kept)}/{options.per_cell}")
-        progress.advance(options.per_cell - len(kept))
+        progress.count("short cells")
     return kept
 
 

@@ -1,9 +1,12 @@
 """Source data for the legal loopback fakes: a few federal opinions around 2026-07-02 and a
-small slice of the CFR (titles 17 and 40), with the LLM's reply for each section."""
+small slice of the CFR (titles 17 and 40), with the LLM's reply for each section. The tests
+and `needle serve sources legal` serve it; its dates are absolute, so a generator run against
+it pins the clock to ``NOW`` (``NEEDLE_NOW``)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from needle_lib.testing.legal_sources import (
     FakeLegalSources,
@@ -15,7 +18,7 @@ from needle_lib.testing.legal_sources import (
 NOW = datetime(2026, 7, 2, 14, 25, tzinfo=UTC)
 
 
-def cases() -> list[dict]:
+def cases() -> list[dict[str, Any]]:
     unusable = opinion_record(104, "ca9", "Orphan v. Record", "2026-06-02", docket="25-9")
     unusable["caseName"] = ""
     return [
@@ -87,7 +90,7 @@ SECTIONS = {
 }
 
 
-def _structure(title: int, parts: dict[str, list[dict]]) -> dict:
+def _structure(title: int, parts: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     part_nodes = [structure_node("part", part, f"Part {part} rules", children=children)
                   for part, children in parts.items()]
     part_nodes.append(structure_node("part", "299", "Reserved part", reserved=True, children=[
@@ -96,8 +99,8 @@ def _structure(title: int, parts: dict[str, list[dict]]) -> dict:
     return structure_node("title", str(title), f"Title {title}", children=[chapter])
 
 
-def structures() -> dict[int, dict]:
-    by_title: dict[int, dict[str, list[dict]]] = {}
+def structures() -> dict[int, dict[str, Any]]:
+    by_title: dict[int, dict[str, list[dict[str, Any]]]] = {}
     for title, part, identifier, heading in SECTIONS:
         by_title.setdefault(title, {}).setdefault(part, []).append(
             structure_node("section", identifier, heading))
@@ -129,6 +132,7 @@ TITLES = [
 ]
 
 
-def fake_sources() -> FakeLegalSources:
-    return FakeLegalSources(cases=cases(), titles=TITLES, structures=structures(),
-                            sections=sections(), llm_replies=llm_replies())
+def fake_sources(port: int = 0) -> FakeLegalSources:
+    """The fake serving this world (``port`` 0: any free port)."""
+    return FakeLegalSources.on_port(port)(cases=cases(), titles=TITLES, structures=structures(),
+                                          sections=sections(), llm_replies=llm_replies())
