@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.site.is_dir():
             print(f"needle dashboard: {args.site} is not a directory", file=sys.stderr)
             return 2
-        search: SearchHistory | None = SearchHistory(Site.load(args.site), str(args.site),
+        search: SearchHistory | None = SearchHistory(Site.load(args.site, window_only=True),
+                                                     str(args.site),
                                                      config)
     elif args.report:
         runs = [load_run(path) for path in args.report]

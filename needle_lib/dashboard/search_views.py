@@ -57,6 +57,8 @@ class BenchView:
     standings: list[EngineStanding] = field(default_factory=list)
     missing: list[datetime] = field(default_factory=list)
     period: timedelta | None = None
+    #: The window's end (the history's newest run, every bench's), found once.
+    end: datetime | None = None
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -148,7 +150,8 @@ def bench_views(site: Site) -> list[BenchView]:
     for bench in order:
         rows = by_bench[bench]
         view = BenchView(bench=bench, kind=rows[-1]["kind"], k=int(rows[-1]["k"]),
-                         rows=rows, window=[r for r in rows if end and in_window(r, end)])
+                         rows=rows, window=[r for r in rows if end and in_window(r, end)],
+                         end=end)
         view.standings = sorted((_standing(site, view, e) for e in view.engines),
                                 key=lambda s: _rank_key(view, s))
         if bench in SCHEDULE and end is not None:
