@@ -200,8 +200,9 @@ def _row_ts(line: str) -> str | None:
 
 
 def _read_rows(path: Path, *, since: datetime | None = None) -> list[dict[str, Any]]:
-    """Every row of ``path``; with ``since``, the rows after that moment only (older rows
-    are recognised by their time alone and not parsed)."""
+    """Every row of ``path``; with ``since``, older rows are recognised by their time alone
+    and not parsed, up to the first newer one (``Site.write`` sorts rows by time; readers
+    still filter by window, so rows out of order cost time, never a wrong figure)."""
     if not path.exists():
         return []
     rows = []
@@ -213,6 +214,7 @@ def _read_rows(path: Path, *, since: datetime | None = None) -> list[dict[str, A
                 try:
                     if parse_ts(stamp) <= since:
                         continue
+                    since = None  # the window starts here
                 except ValueError:
                     pass  # parsed below, which names the line if it is malformed
             try:

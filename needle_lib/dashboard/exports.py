@@ -30,7 +30,12 @@ class Cell(NamedTuple):
     href: str | None = None
 
     def html(self) -> str:
-        inner = escape(self.text) if self.href is None else site.link(self.href, self.text)
+        if self.href is not None:
+            inner = site.link(self.href, self.text)
+        else:  # most cells are figures, with nothing to escape
+            text = self.text
+            inner = escape(text) if "<" in text or "&" in text or ">" in text or '"' in text \
+                or "'" in text else text
         return f"<td{_class_attr(self.css)}>{inner}</td>"
 
 

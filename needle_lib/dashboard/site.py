@@ -7,6 +7,7 @@ machine) and a hundred pages do not carry a hundred 4 MB copies of it.
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Sequence
@@ -57,6 +58,7 @@ def clear_pages(out: Path) -> None:
     A rebuild must not leave pages of corpora or cohorts that are gone from the results;
     anything else in ``out`` is the user's and stays.
     """
+    _folder.cache_clear()  # folders left empty are removed below
     if not out.is_dir():
         return
     for page in out.rglob("*.html"):
@@ -161,7 +163,7 @@ def write_page(out: Path, relative: str, title: str, body: str,
     Links and the Plotly script are made relative to the page, so the tree can be moved or
     zipped and still work.
     """
-    path = inside(out, relative)
+    path = _page_path(out, relative)
     up = "../" * relative.count("/")
     links = [link(up + INDEX, "← index")] + [link(up + href, text) for href, text in nav]
     html = (
@@ -171,6 +173,30 @@ def write_page(out: Path, relative: str, title: str, body: str,
         f"<body><nav>{''.join(links) if relative != INDEX else ''}</nav>"
         f"<h1>{escape(title)}</h1>\n{body}\n</body></html>\n"
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html, encoding="utf-8")
+    try:
+        path.write_text(html, encoding="utf-8")
+    except FileNotFoundError:  # its folder was removed since this build made it
+        _folder.cache_clear()
+        path = _page_path(out, relative)
+        path.write_text(html, encoding="utf-8")
+    return path
+
+
+def _page_path(out: Path, relative: str) -> Path:
+    """``out/relative`` with its folder made, refusing a path that resolves outside
+    ``out``. Each folder is resolved once per build (``clear_pages`` forgets them): a
+    year of runs is thousands of pages in a handful of folders."""
+    folder, _, name = relative.rpartition("/")
+    if name in ("", ".", ".."):
+        path = inside(out, relative)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+    path = _folder(out, folder) / name
+    return inside(out, relative) if path.is_symlink() else path
+
+
+@functools.lru_cache(maxsize=1024)
+def _folder(out: Path, folder: str) -> Path:
+    path = inside(out, folder) if folder else out
+    path.mkdir(parents=True, exist_ok=True)
     return path
