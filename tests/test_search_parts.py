@@ -14,6 +14,8 @@ from needle_lib.commands.publish import load_runs
 from needle_lib.continuous.parts import PartInfo, group_parts, part_info
 from needle_lib.continuous.runs import iso
 from needle_lib.continuous.store import Site
+from needle_lib.contract.outcome import Outcome
+from needle_lib.plugin.search_reports import SearchReports
 
 ENGINES = ["exa", "keenable"]
 
@@ -80,3 +82,16 @@ def test_a_run_with_a_part_missing_is_one_incomplete_run_not_the_latest_complete
     site = Site.of_runs(complete + in_progress)
     assert len({r["run_id"] for r in site.history}) == 2
     assert site.latest["legal"]["complete"] is False  # shown as incomplete, never complete
+
+
+def test_a_sharded_search_run_records_its_shard_in_the_header(tmp_path):
+    shard = {"index": 2, "count": 3, "by": "query"}
+    reports = SearchReports(tmp_path, None, part=".shard-2-of-3", shard=shard)
+    head = header("legal", "known_item", ENGINES, 6, START)
+    case = known_case("l0", "case law 0", "exa", 1)
+    reports.add({"kind": "search", "pair": "legal__legal", "header": head, "case": case},
+                Outcome.PASSED)
+    recorded = reports.headers["legal__legal"]
+    assert recorded["shard"] == shard
+    assert part_info(tmp_path / "r.json", recorded) is not None
+    reports.journals["legal__legal"].close(remove=True)
