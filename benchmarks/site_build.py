@@ -77,7 +77,7 @@ def main() -> None:
             publish(runs, history)
         prepared = time.monotonic() - began
         began, cpu = time.monotonic(), time.process_time()
-        search = SearchHistory(Site.load(history), str(history))
+        search = SearchHistory(Site.load(history, window_only=True), str(history))
         report = build_dashboard(None, tmp / "site", search=search)
         took, cpu = time.monotonic() - began, time.process_time() - cpu
         count = len({(r["bench"], r["run_id"]) for r in search.site.history})

@@ -48,6 +48,7 @@ def merge_search(parts: list[Part]) -> Merged:
             cases.append(case)
     count = headers[0]["queries"]["count"]
     header = {**headers[0], "engines": engines, "expected_cases": count * len(engines)}
+    header.pop("shard", None)  # the merged report is the whole run, not one part
     starts = [h["started_at"] for h in headers if h.get("started_at")]
     if starts:  # the run started when its first part did (`needle publish` keys runs on it)
         header["started_at"] = min(starts)

@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from needle_lib.commands.publish import load_runs, merged_run, shard_groups
 from needle_lib.continuous.runs import PublishedRun, ReportError, load_run
 from needle_lib.continuous.store import Site
 from needle_lib.dashboard.build import build_dashboard
@@ -41,11 +42,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _default_search(results: Path, notes: list[str]) -> SearchHistory | None:
     """The reports under ``results/search``; unreadable ones are left out with a note."""
     runs: list[PublishedRun] = []
-    for path in sorted((results / "search").glob("*.json")):
+    paths = sorted((results / "search").glob("*.json"))
+    single, groups = shard_groups(paths)
+    for path in single:
         try:
             runs.append(load_run(path))
         except ReportError as exc:
             notes.append(f"search report left out: {exc}")
+    for parts in groups:  # shard parts of one run: shown as that run (incomplete until all)
+        try:
+            runs.append(merged_run(parts, write=False))
+        except ReportError as exc:
+            notes.append(f"search run left out: {exc}")
     return SearchHistory(Site.of_runs(runs), f"{len(runs)} report(s) in "
                          f"{results / 'search'}") if runs else None
 
@@ -58,10 +66,11 @@ def run(args: argparse.Namespace) -> int:
         if not args.site.is_dir():
             print(f"needle dashboard: {args.site} is not a directory", file=sys.stderr)
             return 2
-        search: SearchHistory | None = SearchHistory(Site.load(args.site), str(args.site),
+        search: SearchHistory | None = SearchHistory(Site.load(args.site, window_only=True),
+                                                     str(args.site),
                                                      config)
     elif args.report:
-        runs = [load_run(path) for path in args.report]
+        runs = load_runs(args.report, write_merged=False)
         search = SearchHistory(Site.of_runs(runs), ", ".join(p.name for p in args.report),
                                config)
     else:

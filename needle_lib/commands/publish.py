@@ -19,15 +19,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX
+from needle_lib.benches.runfiles import JOURNAL_SUFFIX, read_run
 from needle_lib.commands.merge import merge_parts
 from needle_lib.continuous.archive import RUNS_ROOT, TOKEN_ENV, Archive
 from needle_lib.continuous.daily import to_jsonl
+from needle_lib.continuous.parts import PartInfo, group_parts, part_info
 from needle_lib.continuous.runs import PublishedRun, ReportError, load_run
 from needle_lib.continuous.store import Site, publish
 from needle_lib.jsonio import write_json_atomic
 from needle_lib.recall.merge import MergeError
 from needle_lib.report.search_summary import engine_table
+from needle_lib.tomlconf import ConfigError
 
 SHARD = re.compile(r"\.shard-(\d+)-of-(\d+)(?=\.json$|\.partial\.jsonl$)")
 
@@ -63,24 +65,34 @@ def markdown_summary(runs: list[PublishedRun]) -> str:
     return "\n".join(parts)
 
 
-def _shard_groups(paths: list[Path]) -> tuple[list[Path], list[list[Path]]]:
-    """Reports as given, and shard parts grouped by the run they belong to (same name
-    without the ``.shard-I-of-N`` part)."""
+def shard_groups(paths: list[Path]) -> tuple[list[Path], list[list[Path]]]:
+    """Reports as given, and shard parts grouped by the run they belong to: by the
+    ``shard`` their headers record (``continuous.parts``), or, for reports written before
+    headers recorded it, by name (the same name without the ``.shard-I-of-N`` part)."""
     single: list[Path] = []
-    groups: dict[tuple[Path, str, str], list[Path]] = {}
+    recorded: list[PartInfo] = []
+    named: dict[tuple[Path, str, str], list[Path]] = {}
     for path in paths:
+        try:
+            info = part_info(path, read_run(path)[0])
+        except ConfigError:
+            info = None  # not a report: load_run names the problem
         match = SHARD.search(path.name)
-        if match is None:
-            single.append(path)
+        if info is not None:
+            recorded.append(info)
+        elif match is not None:
+            named.setdefault((path.parent, SHARD.sub("", path.name), match.group(2)),
+                             []).append(path)
         else:
-            key = (path.parent, SHARD.sub("", path.name), match.group(2))
-            groups.setdefault(key, []).append(path)
-    return single, list(groups.values())
+            single.append(path)
+    groups = [[p.path for p in group] for group in group_parts(recorded)]
+    return single, groups + list(named.values())
 
 
-def _merged_run(parts: list[Path]) -> PublishedRun:
+def merged_run(parts: list[Path], *, write: bool = True) -> PublishedRun:
     """One run from its shard parts, merged beside them (as ``needle merge`` would write
-    it); parts that are missing make it an incomplete run."""
+    it; with ``write`` false, in a scratch folder); parts that are missing make it an
+    incomplete run."""
     if len(parts) == 1:  # a lone part: its report is already a run (of fewer queries)
         return load_run(parts[0])
     try:
@@ -88,15 +100,25 @@ def _merged_run(parts: list[Path]) -> PublishedRun:
     except MergeError as exc:
         raise ReportError(str(exc)) from None
     name = SHARD.sub("", parts[0].name).removesuffix(JOURNAL_SUFFIX).removesuffix(".json")
+    if not write:
+        with tempfile.TemporaryDirectory(prefix="needle-merge-") as scratch:
+            target = Path(scratch) / f"{name}.json"
+            write_json_atomic(target, merged.dump, indent=1)
+            run = load_run(target)
+        run.source = parts[0]
+        return run
     target = parts[0].parent / f"{name}.json"
     write_json_atomic(target, merged.dump, indent=1)
     print(f"merged {len(parts)} shard part(s) → {target}")
     return load_run(target)
 
 
-def load_runs(paths: list[Path]) -> list[PublishedRun]:
-    single, groups = _shard_groups(paths)
-    return [load_run(p) for p in single] + [_merged_run(g) for g in groups]
+def load_runs(paths: list[Path], *, write_merged: bool = True) -> list[PublishedRun]:
+    """Runs from reports, shard parts of one run merged into it (``write_merged``: the
+    merged report is written beside the parts, as ``needle merge`` would)."""
+    single, groups = shard_groups(paths)
+    return [load_run(p) for p in single] + [merged_run(g, write=write_merged)
+                                            for g in groups]
 
 
 def _archive(repo: str, runs: list[PublishedRun], site: Site) -> None:

@@ -21,11 +21,12 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from needle_lib.continuous.artifacts import run_artifacts
-from needle_lib.continuous.ci import confidence_intervals, in_window, window_end
+from needle_lib.continuous.ci import WINDOW, confidence_intervals, in_window, window_end
 from needle_lib.continuous.daily import (
     DAILY_FILE,
     daily_rows,
@@ -33,12 +34,14 @@ from needle_lib.continuous.daily import (
     rolling_window,
     to_jsonl,
 )
-from needle_lib.continuous.runs import PublishedRun, ReportError
+from needle_lib.continuous.runs import PublishedRun, ReportError, parse_ts
 from needle_lib.jsonio import read_json, write_json_atomic, write_text_atomic
 from needle_lib.names import inside, safe_file_name
 from needle_lib.search.families import FAMILIES
 
 ROW_FILES = ("history", "overlap", "uniqueness", "scores")
+#: Row files whose pages show the seven-day window only (``scores`` keeps only it anyway).
+WINDOWED = ("overlap", "uniqueness")
 LOCK = ".publish.lock"
 LATEST = "latest"
 RUNS = "runs"
@@ -62,12 +65,20 @@ class Site:
     daily: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
-    def load(cls, directory: Path) -> Site:
+    def load(cls, directory: Path, *, window_only: bool = False) -> Site:
         """Read a history directory (missing files are empty); a malformed line is an
-        error naming the file and line, so a damaged history is never silently extended."""
+        error naming the file and line, so a damaged history is never silently extended.
+
+        ``window_only`` (for pages, never for a publish): of the per-pair and per-engine
+        files (``WINDOWED``), only rows of the last seven days are read; every page shows
+        those for the window alone, and a year of them is most of the directory."""
         site = cls()
-        for name in ROW_FILES:
-            setattr(site, name, _read_rows(directory / f"{name}.jsonl"))
+        site.history = _read_rows(directory / "history.jsonl")
+        end = window_end(site.history) if window_only else None
+        for name in (n for n in ROW_FILES if n != "history"):
+            setattr(site, name, _read_rows(directory / f"{name}.jsonl",
+                                           since=end - WINDOW if end and name in WINDOWED
+                                           else None))
         site.daily = _read_rows(directory / DAILY_FILE)
         for path in sorted((directory / LATEST).glob("*.json")):
             latest = _read_entry(path)
@@ -171,7 +182,27 @@ def _read_entry(path: Path) -> dict[str, Any]:
         raise ReportError(f"{path}: not a run-report file: {exc}") from None
 
 
-def _read_rows(path: Path) -> list[dict[str, Any]]:
+#: A row's time as ``Site.write`` puts it (sorted keys, default separators): a key after
+#: ", " or at the start of the object (inside a JSON string every quote is escaped).
+_TS_KEY, _TS_FIRST = ', "ts": "', '{"ts": "'
+
+
+def _row_ts(line: str) -> str | None:
+    start = line.find(_TS_KEY)
+    if start >= 0:
+        start += len(_TS_KEY)
+    elif line.startswith(_TS_FIRST):
+        start = len(_TS_FIRST)
+    else:
+        return None
+    end = line.find('"', start)
+    return line[start:end] if end > start else None
+
+
+def _read_rows(path: Path, *, since: datetime | None = None) -> list[dict[str, Any]]:
+    """Every row of ``path``; with ``since``, older rows are recognised by their time alone
+    and not parsed, up to the first newer one (``Site.write`` sorts rows by time; readers
+    still filter by window, so rows out of order cost time, never a wrong figure)."""
     if not path.exists():
         return []
     rows = []
@@ -179,6 +210,13 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
+            if since is not None and (stamp := _row_ts(line)) is not None:
+                try:
+                    if parse_ts(stamp) <= since:
+                        continue
+                    since = None  # the window starts here
+                except ValueError:
+                    pass  # parsed below, which names the line if it is malformed
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:

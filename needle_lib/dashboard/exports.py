@@ -10,30 +10,42 @@ by hand (no browser or image library needed) and opens on its own.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
+from typing import NamedTuple
 
 from needle_lib.dashboard import site
 
 
-@dataclass(frozen=True)
-class Cell:
+class Cell(NamedTuple):
+    """A named tuple, not a dataclass: a year of run pages holds a quarter of a million."""
+
     text: str
     css: str = ""
     #: A link target (relative); the cell's text is the link text.
     href: str | None = None
 
     def html(self) -> str:
-        attr = f' class="{escape(self.css)}"' if self.css else ""
-        inner = escape(self.text) if self.href is None else site.link(self.href, self.text)
-        return f"<td{attr}>{inner}</td>"
+        if self.href is not None:
+            inner = site.link(self.href, self.text)
+        else:  # most cells are figures, with nothing to escape
+            text = self.text
+            inner = escape(text) if "<" in text or "&" in text or ">" in text or '"' in text \
+                or "'" in text else text
+        return f"<td{_class_attr(self.css)}>{inner}</td>"
+
+
+@functools.lru_cache(maxsize=64)
+def _class_attr(css: str) -> str:
+    return f' class="{escape(css)}"' if css else ""
 
 
 def num(text: str, css: str = "") -> Cell:
-    return Cell(text, " ".join(c for c in ("num", css) if c))
+    return Cell(text, f"num {css}" if css else "num")
 
 
 @dataclass

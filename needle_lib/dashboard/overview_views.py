@@ -112,10 +112,9 @@ def pooled_sharing(site: Site, views: list[BenchView]
                    ) -> dict[tuple[str, str], dict[str, float]]:
     """Per engine pair, the sharing sums over every bench's window (a pair's order is made
     canonical, so (a, b) and (b, a) from two benches add up)."""
-    end = window_end(site.history)
     pooled: dict[tuple[str, str], dict[str, float]] = {}
     for view in views:
-        for (a, b), cell in mean_jaccard(site.overlap, view.bench, end).items():
+        for (a, b), cell in mean_jaccard(site.overlap, view.bench, view.end).items():
             pair = (a, b) if a <= b else (b, a)
             target = pooled.setdefault(pair, dict.fromkeys(SHARING_KEYS, 0.0))
             for key in SHARING_KEYS:
@@ -129,10 +128,9 @@ def pooled_sharing(site: Site, views: list[BenchView]
 
 
 def pooled_uniqueness(site: Site, views: list[BenchView]) -> dict[str, dict[str, int]]:
-    end = window_end(site.history)
     pooled: dict[str, dict[str, int]] = {}
     for view in views:
-        for engine, cell in uniqueness_totals(site.uniqueness, view.bench, end).items():
+        for engine, cell in uniqueness_totals(site.uniqueness, view.bench, view.end).items():
             target = pooled.setdefault(engine, dict.fromkeys(cell, 0))
             for key, value in cell.items():
                 target[key] += value

@@ -8,6 +8,7 @@ an ordinary point.
 
 from __future__ import annotations
 
+import functools
 from datetime import timedelta
 from typing import Any
 
@@ -92,14 +93,21 @@ def _with_gaps(points: list[tuple[str, float | None, dict[str, Any]]],
     for ts, value, row in points:
         moment = parse_ts(ts)
         if previous is not None and period is not None and moment - previous > 1.5 * period:
-            xs.append(previous + (moment - previous) / 2)
+            xs.append((previous + (moment - previous) / 2).isoformat())
             ys.append(None)
             rows.append({})
-        xs.append(moment)
+        xs.append(_axis_time(ts))
         ys.append(value)
         rows.append(row)
         previous = moment
     return xs, ys, rows
+
+
+@functools.lru_cache(maxsize=65536)
+def _axis_time(ts: str) -> str:
+    """A run's time as the chart's JSON carries it (a year of runs repeats each time on
+    every engine's line: formatted once)."""
+    return parse_ts(ts).isoformat()
 
 
 def _marker(row: dict[str, Any]) -> str:

@@ -15,7 +15,6 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from needle_lib.continuous.ci import window_end
 from needle_lib.continuous.store import Site
 from needle_lib.dashboard import search_charts as charts
 from needle_lib.dashboard import site
@@ -147,7 +146,7 @@ def _groups(view: BenchView) -> str | None:
 
 def _overlap(view: BenchView, history: Site) -> str:
     engines = [e for e in view.engines if e != ULTIMATE]
-    sums = mean_jaccard(history.overlap, view.bench, window_end(history.history))
+    sums = mean_jaccard(history.overlap, view.bench, view.end)
     rows = [("errors" if cell["num_suspect"] else "", [
         site.cell(a), site.cell(b), site.cell(f"{cell['mean_jaccard']:.3f}", numeric=True),
         site.cell(str(int(cell["num_queries"])), numeric=True),
@@ -165,7 +164,7 @@ def _overlap(view: BenchView, history: Site) -> str:
 
 
 def _uniqueness(view: BenchView, history: Site) -> str:
-    totals = uniqueness_totals(history.uniqueness, view.bench, window_end(history.history))
+    totals = uniqueness_totals(history.uniqueness, view.bench, view.end)
     colours = charts.engine_colours(view.engines)
     rows = [("", [site.cell(engine), *(site.cell(str(cell[k]), numeric=True) for k in (
         "unique_urls", "total_urls", "relevant_unique_urls", "relevant_total_urls",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from needle_lib.continuous.ci import WINDOW, in_window, window_end
@@ -49,6 +50,9 @@ class EngineStanding:
 
 @dataclass
 class BenchView:
+    """One bench's rows and figures; built once per page build and not changed after (its
+    engine and run lists are computed once)."""
+
     bench: str
     kind: str
     k: int
@@ -57,6 +61,8 @@ class BenchView:
     standings: list[EngineStanding] = field(default_factory=list)
     missing: list[datetime] = field(default_factory=list)
     period: timedelta | None = None
+    #: The window's end (the history's newest run, every bench's), found once.
+    end: datetime | None = None
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -65,18 +71,18 @@ class BenchView:
     def metric_title(self, metric: str) -> str:
         return METRIC_TITLES[metric].format(k=self.k)
 
-    @property
+    @cached_property
     def engines(self) -> list[str]:
         """Engines in first-seen order, ``ultimate`` last."""
         seen = dict.fromkeys(r["engine"] for r in self.rows if r["engine"] != ULTIMATE)
         return [*seen, *([ULTIMATE] if any(r["engine"] == ULTIMATE for r in self.rows)
                          else [])]
 
-    @property
+    @cached_property
     def runs(self) -> list[str]:
         return list(dict.fromkeys(r["run_id"] for r in self.rows))
 
-    @property
+    @cached_property
     def window_runs(self) -> list[str]:
         return list(dict.fromkeys(r["run_id"] for r in self.window))
 
@@ -148,7 +154,8 @@ def bench_views(site: Site) -> list[BenchView]:
     for bench in order:
         rows = by_bench[bench]
         view = BenchView(bench=bench, kind=rows[-1]["kind"], k=int(rows[-1]["k"]),
-                         rows=rows, window=[r for r in rows if end and in_window(r, end)])
+                         rows=rows, window=[r for r in rows if end and in_window(r, end)],
+                         end=end)
         view.standings = sorted((_standing(site, view, e) for e in view.engines),
                                 key=lambda s: _rank_key(view, s))
         if bench in SCHEDULE and end is not None:

@@ -7,13 +7,17 @@ machine) and a hundred pages do not carry a hundred 4 MB copies of it.
 
 from __future__ import annotations
 
+import functools
+import json
+import uuid
 from collections.abc import Sequence
+from datetime import date, datetime
 from html import escape
 from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
-import plotly.io as pio
+import plotly.io._json as pio_json
 from plotly.offline import get_plotlyjs
 
 from needle_lib.names import inside
@@ -54,6 +58,7 @@ def clear_pages(out: Path) -> None:
     A rebuild must not leave pages of corpora or cohorts that are gone from the results;
     anything else in ``out`` is the user's and stays.
     """
+    _folder.cache_clear()  # folders left empty are removed below
     if not out.is_dir():
         return
     for page in out.rglob("*.html"):
@@ -68,16 +73,50 @@ def clear_pages(out: Path) -> None:
 
 def figure_html(fig: go.Figure | dict[str, Any]) -> str:
     """A figure as a ``<div>`` plus inline script, relying on the page's bundled Plotly.
-    Its text is escaped first (``plotly_escaped``): every chart passes here.
+    Its text is escaped first (``_escape_text``): every chart passes here.
 
-    A plain ``{"data": [...], "layout": {...}}`` dict is written without Plotly's
-    validation: charts with a year of points per engine (trends) spend seconds in it, and
-    their traces are built by our own code in the documented trace shape."""
-    config = {"displaylogo": False, "responsive": True}
-    if isinstance(fig, dict):
-        return pio.to_html(_escape_text(fig, inside_text=False), full_html=False,
-                           include_plotlyjs=False, config=config, validate=False)
-    return plotly_escaped(fig).to_html(full_html=False, include_plotlyjs=False, config=config)
+    Written here rather than by ``plotly.io.to_html``, which validates the figure again
+    and encodes its JSON three times over: a site of a year of runs has charts of
+    thousands of points, and that cost was most of its build. A plain
+    ``{"data": [...], "layout": {...}}`` dict (charts built by our own code in the
+    documented trace shape) is never validated; a ``go.Figure`` was validated as it was
+    built."""
+    spec = _escape_text(fig if isinstance(fig, dict) else fig.to_plotly_json(),
+                        inside_text=False)
+    layout = spec.get("layout", {})
+    data_json, layout_json = _script_json(spec.get("data", [])), _script_json(layout)
+    height = layout.get("height", layout.get("template", {}).get("layout", {}).get("height"))
+    div_height = f"{height}px" if isinstance(height, int | float) else "100%"
+    plot_id = str(uuid.uuid4())
+    return (f'<div style="height:{div_height}; width:100%;"><div id="{plot_id}" '
+            'class="plotly-graph-div" style="height:100%; width:100%;"></div><script>'
+            f'window.PLOTLYENV=window.PLOTLYENV || {{}}; if (document.getElementById('
+            f'"{plot_id}")) {{ Plotly.newPlot("{plot_id}", {data_json}, {layout_json}, '
+            f"{_CONFIG}) }};</script></div>")
+
+
+_CONFIG = json.dumps({"displaylogo": False, "responsive": True})
+#: Characters that must not appear raw in JSON inside a ``<script>`` (as Plotly swaps them).
+_SCRIPT_SAFE = (("<", "\\u003c"), (">", "\\u003e"), ("/", "\\u002f"))
+
+
+def _script_json(value: Any) -> str:
+    """Compact ASCII JSON safe inside a script element; times as ISO strings (as Plotly
+    writes them). Anything else the plain encoder refuses (NaN, numpy values) goes through
+    Plotly's own encoder, which knows those."""
+    try:
+        text = json.dumps(value, separators=(",", ":"), allow_nan=False, default=_iso)
+    except (TypeError, ValueError):
+        return pio_json.to_json_plotly(value, engine="json")
+    for raw, safe in _SCRIPT_SAFE:
+        text = text.replace(raw, safe)
+    return text
+
+
+def _iso(value: Any) -> str:
+    if isinstance(value, date | datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 #: Figure keys whose strings Plotly renders as its HTML subset (``<a href>``, ``<b>``…).
@@ -85,17 +124,11 @@ _PLOTLY_TEXT_KEYS = frozenset({"x", "y", "name", "text", "hovertext", "title", "
                                "annotations", "labels"})
 
 
-def plotly_escaped(fig: go.Figure) -> go.Figure:
-    """``fig`` with its labels escaped for Plotly: a model label ``<a href=…>`` must show
-    as text, not become a live link in the chart. Line breaks (``<br>``) we put in hover
-    text stay breaks; Plotly decodes ``&lt;`` and friends back to the characters."""
-    return go.Figure(_escape_text(fig.to_plotly_json(), inside_text=False))
-
-
 def _escape_text(value: Any, *, inside_text: bool) -> Any:
     if isinstance(value, str):
-        return escape(value, quote=False).replace("&lt;br&gt;", "<br>") if inside_text \
-            else value
+        if not inside_text or not ("<" in value or "&" in value or ">" in value):
+            return value  # most labels (every time on an axis) need nothing
+        return escape(value, quote=False).replace("&lt;br&gt;", "<br>")
     if isinstance(value, dict):
         return {k: _escape_text(v, inside_text=inside_text or k in _PLOTLY_TEXT_KEYS)
                 for k, v in value.items()}
@@ -130,7 +163,7 @@ def write_page(out: Path, relative: str, title: str, body: str,
     Links and the Plotly script are made relative to the page, so the tree can be moved or
     zipped and still work.
     """
-    path = inside(out, relative)
+    path = _page_path(out, relative)
     up = "../" * relative.count("/")
     links = [link(up + INDEX, "← index")] + [link(up + href, text) for href, text in nav]
     html = (
@@ -140,6 +173,30 @@ def write_page(out: Path, relative: str, title: str, body: str,
         f"<body><nav>{''.join(links) if relative != INDEX else ''}</nav>"
         f"<h1>{escape(title)}</h1>\n{body}\n</body></html>\n"
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html, encoding="utf-8")
+    try:
+        path.write_text(html, encoding="utf-8")
+    except FileNotFoundError:  # its folder was removed since this build made it
+        _folder.cache_clear()
+        path = _page_path(out, relative)
+        path.write_text(html, encoding="utf-8")
+    return path
+
+
+def _page_path(out: Path, relative: str) -> Path:
+    """``out/relative`` with its folder made, refusing a path that resolves outside
+    ``out``. Each folder is resolved once per build (``clear_pages`` forgets them): a
+    year of runs is thousands of pages in a handful of folders."""
+    folder, _, name = relative.rpartition("/")
+    if name in ("", ".", ".."):
+        path = inside(out, relative)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+    path = _folder(out, folder) / name
+    return inside(out, relative) if path.is_symlink() else path
+
+
+@functools.lru_cache(maxsize=1024)
+def _folder(out: Path, folder: str) -> Path:
+    path = inside(out, folder) if folder else out
+    path.mkdir(parents=True, exist_ok=True)
     return path

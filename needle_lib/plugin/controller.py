@@ -72,8 +72,9 @@ class Controller:
                                   lambda pair: resumed(config, pair))
         shard = config.getoption("shard")
         part = f".shard-{shard.index}-of-{shard.count}" if shard else ""
-        self.search = SearchReports(results_dir(config), Path(report) if report else None,
-                                    part=part)
+        self.search = SearchReports(
+            results_dir(config), Path(report) if report else None, part=part,
+            shard={"index": shard.index, "count": shard.count, "by": "query"} if shard else None)
         self.gates = gate_settings(config)
         #: Outcome per node id, so a teardown report can re-file its case with the verdict.
         self.settled: dict[str, Outcome] = {}

@@ -17,7 +17,8 @@ from needle_lib.contract.records import CaseRecord
 
 
 class SearchReports:
-    def __init__(self, results_dir: Path, report_path: Path | None, *, part: str = "") -> None:
+    def __init__(self, results_dir: Path, report_path: Path | None, *, part: str = "",
+                 shard: dict[str, Any] | None = None) -> None:
         self.results_dir = results_dir
         #: ``--report``: the first bench's report path (a second bench's goes beside it).
         self.report_path = report_path
@@ -27,6 +28,9 @@ class SearchReports:
         # once by the controller, so every bench of one session (and every xdist worker's
         # header) shares it; UTC, unlike the file name's local-time stamp.
         self.started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        #: ``--shard I/N``: recorded in the header, so dashboards and `needle publish` know a
+        #: part of a run (its machine's start time differs from the other parts').
+        self.shard = {"shard": shard} if shard else {}
         self.headers: dict[str, dict[str, Any]] = {}
         self.cases: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
         self.paths: dict[str, Path] = {}
@@ -35,7 +39,8 @@ class SearchReports:
     def add(self, record: CaseRecord, outcome: Outcome) -> None:
         pair = record["pair"]
         if pair not in self.headers:
-            self.headers[pair] = {**record["header"], "started_at": self.started_at}
+            self.headers[pair] = {**record["header"], "started_at": self.started_at,
+                                  **self.shard}
             self.cases[pair] = {}
             self.paths[pair] = self._path(pair)
             self.journals[pair] = Journal(journal_path(self.paths[pair]), self.headers[pair])
