@@ -50,12 +50,14 @@ def find_functions(source: str) -> list[dict]:
         if name is None or body.type != "BlockStatement":
             return
         open_line = body.loc.start.line
-        found.append({
-            "name": name,
-            "signature": "\n".join(lines[start_line - 1:open_line]),
-            "body": lines[open_line:body.loc.end.line - 1],
-            "start_line": start_line,
-        })
+        found.append(
+            {
+                "name": name,
+                "signature": "\n".join(lines[start_line - 1 : open_line]),
+                "body": lines[open_line : body.loc.end.line - 1],
+                "start_line": start_line,
+            }
+        )
 
     def visit(node, _meta) -> None:
         kind = node.type
@@ -63,15 +65,24 @@ def find_functions(source: str) -> list[dict]:
             record(node.id.name, node.loc.start.line, node)
         elif kind == "Property" and node.value is not None and node.value.type in FUNCTION_TYPES:
             key = node.key
-            record(getattr(key, "name", None) or getattr(key, "value", None),
-                   node.loc.start.line, node.value)
+            record(
+                getattr(key, "name", None) or getattr(key, "value", None),
+                node.loc.start.line,
+                node.value,
+            )
         elif kind == "AssignmentExpression" and node.right.type in FUNCTION_TYPES:
             target = node.left
-            name = getattr(target.property, "name", None) if target.type == "MemberExpression" \
+            name = (
+                getattr(target.property, "name", None)
+                if target.type == "MemberExpression"
                 else getattr(target, "name", None)
+            )
             record(name, node.loc.start.line, node.right)
-        elif kind == "VariableDeclarator" and node.init is not None \
-                and node.init.type in FUNCTION_TYPES:
+        elif (
+            kind == "VariableDeclarator"
+            and node.init is not None
+            and node.init.type in FUNCTION_TYPES
+        ):
             record(getattr(node.id, "name", None), node.loc.start.line, node.init)
 
     esprima.parseScript(source, {"loc": True}, visit)
@@ -84,8 +95,12 @@ def answerable(functions: list[dict]) -> list[dict]:
     for f in functions:
         key = (f["name"], f["signature"].strip())
         seen[key] = seen.get(key, 0) + 1
-    return [f for f in functions if seen[(f["name"], f["signature"].strip())] == 1
-            and any(line.strip() for line in f["body"])]
+    return [
+        f
+        for f in functions
+        if seen[(f["name"], f["signature"].strip())] == 1
+        and any(line.strip() for line in f["body"])
+    ]
 
 
 def prompt(path: str, source: str, target: dict, n: int) -> str:
@@ -109,8 +124,11 @@ def lcs_matches(expected: list[str], produced: list[str]) -> int:
     rows = [[0] * (len(produced) + 1) for _ in range(len(expected) + 1)]
     for i, want in enumerate(expected):
         for j, got in enumerate(produced):
-            rows[i + 1][j + 1] = (rows[i][j] + (1 if want.strip() else 0) if want == got
-                                  else max(rows[i][j + 1], rows[i + 1][j]))
+            rows[i + 1][j + 1] = (
+                rows[i][j] + (1 if want.strip() else 0)
+                if want == got
+                else max(rows[i][j + 1], rows[i + 1][j])
+            )
     return rows[-1][-1]
 
 
@@ -123,8 +141,7 @@ def write_atomic(path: Path, data: dict) -> None:
 
 def main() -> None:
     base_url, dump_path = sys.argv[1], Path(sys.argv[2])
-    corpus_name = sys.argv[sys.argv.index("--corpus") + 1] if "--corpus" in sys.argv \
-        else "jquery"
+    corpus_name = sys.argv[sys.argv.index("--corpus") + 1] if "--corpus" in sys.argv else "jquery"
     config = tomllib.loads((ROOT / "configs" / "corpora" / f"{corpus_name}.toml").read_text())
     files = sorted((ROOT / config["files"]["directory"]).glob(config["files"]["glob"]))
     path = files[0]
@@ -137,20 +154,34 @@ def main() -> None:
     dump = {"corpus": corpus_name, "model": "seed", "in_progress": True, "cases": []}
     with httpx.Client(base_url=base_url, timeout=600.0) as client:
         for target in targets:
-            response = client.post("/v1/chat/completions", json={
-                "model": "seed", "temperature": 0.0, "max_tokens": 6000,
-                "messages": [{"role": "user",
-                              "content": prompt(path.name, source, target, n)}]})
+            response = client.post(
+                "/v1/chat/completions",
+                json={
+                    "model": "seed",
+                    "temperature": 0.0,
+                    "max_tokens": 6000,
+                    "messages": [{"role": "user", "content": prompt(path.name, source, target, n)}],
+                },
+            )
             response.raise_for_status()
             answer = response.json()["choices"][0]["message"]["content"]
             expected = target["body"][:n]
             scored = sum(1 for line in expected if line.strip())
             matched = lcs_matches(expected, answer.split("\n"))
             passed = scored > 0 and matched / scored >= 0.4
-            print(f"=== {target['name']}  [{'PASS' if passed else 'FAIL'}]  "
-                  f"matched={matched}/{scored} ===")
-            dump["cases"].append({"name": target["name"], "matched": matched,
-                                  "scored": scored, "passed": passed, "answer": answer})
+            print(
+                f"=== {target['name']}  [{'PASS' if passed else 'FAIL'}]  "
+                f"matched={matched}/{scored} ==="
+            )
+            dump["cases"].append(
+                {
+                    "name": target["name"],
+                    "matched": matched,
+                    "scored": scored,
+                    "passed": passed,
+                    "answer": answer,
+                }
+            )
             write_atomic(dump_path, dump)
     dump["in_progress"] = False
     write_atomic(dump_path, dump)
