@@ -5,8 +5,12 @@ What the ratio is against: ``benchmarks/seed_recall.py``, a seed-equivalent of
 its spec describes them: TOML config, esprima parse of jquery.js on every run, 16 sampled
 targets, one httpx request each, line-LCS scoring, the JSON dump rewritten atomically after
 every query). Both are whole processes, timed from just before the process starts to its
-exit, against the same zero-latency loopback server (``FakeOpenAIServer("perfect")``, in
-this process), which also counts every prompt's tokens as a real server would.
+exit, against the same zero-latency loopback server: ``FakeOpenAIServer("perfect")``, one
+server process per side. The fake counts each prompt's tokens with the reference tokenizer
+(0.1–0.3 s for an 86K-token prompt) and remembers the last 32 prompts; each side's warm-up
+run fills its own server's memory, so every timed request is answered at once, as from a
+server's prefix cache. (One shared server would tokenize again on almost every request —
+the sides' 33 prompts evict each other — and that server time would swamp both sides.)
 
 Needle runs as the README says (``python -m pytest evals -k jquery``, pytest-html report
 and dumps included), with ``--model zero --base-url <server>`` and a fresh results
@@ -30,6 +34,7 @@ Run: ``uv run python benchmarks/recall_vs_seed.py [--rounds N] [--checkout DIR]`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
@@ -37,13 +42,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from needle_lib.testing.openai_server import FakeOpenAIServer  # noqa: E402
-
 HERE = Path(__file__).resolve().parent
 PHASES = (
     "plugins loaded",
@@ -117,6 +119,24 @@ def phase_breakdown(url: str, tmp: Path) -> list[tuple[str, float]]:
     return spans
 
 
+@contextlib.contextmanager
+def fake_server() -> Iterator[str]:
+    """A zero-latency ``FakeOpenAIServer("perfect")`` in its own process; yields its URL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "needle_lib.testing.openai_server", "perfect"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
 def _option(name: str) -> str | None:
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
 
@@ -125,15 +145,17 @@ def main() -> None:
     rounds = int(_option("--rounds") or 5)
     checkout = Path(_option("--checkout")).resolve() if _option("--checkout") else None
     env = _env()
-    with tempfile.TemporaryDirectory() as name, FakeOpenAIServer("perfect") as server:
-        tmp = Path(name)
+    with contextlib.ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        seed_url, needle_url = (stack.enter_context(fake_server()) for _ in range(2))
         contenders = {
-            "seed-equivalent bench.py": lambda i: (seed_args(server.url, tmp / f"s{i}.json"), ROOT),
-            "pytest evals -k jquery": lambda i: (needle_args(server.url, tmp / f"n{i}"), ROOT),
+            "seed-equivalent bench.py": lambda i: (seed_args(seed_url, tmp / f"s{i}.json"), ROOT),
+            "pytest evals -k jquery": lambda i: (needle_args(needle_url, tmp / f"n{i}"), ROOT),
         }
         if checkout is not None:
+            base_url = stack.enter_context(fake_server())
             contenders[f"  … from {checkout.name}"] = lambda i: (
-                needle_args(server.url, tmp / f"c{i}"),
+                needle_args(base_url, tmp / f"c{i}"),
                 checkout,
             )
         walls: dict[str, list[float]] = {label: [] for label in contenders}
@@ -145,7 +167,7 @@ def main() -> None:
             for label in order:
                 args, cwd = contenders[label](str(index))
                 walls[label].append(_timed(args, env, cwd)[1])
-        spans = phase_breakdown(server.url, tmp)
+        spans = phase_breakdown(needle_url, tmp)
     seed = walls["seed-equivalent bench.py"]
     for label, times in walls.items():
         ratios = ", ".join(f"{n / s:.2f}" for n, s in zip(times, seed, strict=True))
