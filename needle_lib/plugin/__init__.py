@@ -42,6 +42,7 @@ from needle_lib.plugin.session import (
     use_color,
 )
 from needle_lib.plugin.shard import select_shard
+from needle_lib.plugin.test_only import drop_test_only_plugins
 from needle_lib.plugin.usage import validate_run
 from needle_lib.rundirs import make_run_dir
 from needle_lib.tomlconf import ConfigError
@@ -61,6 +62,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)  # before pytest-html reads --html
 def pytest_configure(config: pytest.Config) -> None:
     force_utf8_streams()
+    drop_test_only_plugins(config)
     load_dotenv_once()  # keys and NEEDLE_* settings from .env; exported variables win
     config.addinivalue_line("markers", "needle_recall: a positional-recall case")
     config.addinivalue_line("markers", "needle_placeholder: a bench with no case (dropped)")
