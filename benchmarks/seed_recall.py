@@ -10,7 +10,8 @@ signature repeat, sample k with the config's seed, then for each target send the
 (the whole source, then the task quoting the signature) to an OpenAI-compatible server with
 one ``httpx.Client``, score the answer by a line LCS against the expected body lines (blank
 lines never count), print one line per function, and rewrite the JSON dump atomically after
-every query (``in_progress: true``) and once at the end.
+every query (``in_progress: true``) and once at the end. Comments are parsed too (the seed
+reports each window's code/prose composition) and the dump records the corpus hash.
 
 The prompt uses Needle's wording (``needle_lib.recall.prompt``), which is the seed's modulo
 punctuation, so the loopback fake (``FakeOpenAIServer``) answers it; requests and answers
@@ -22,6 +23,7 @@ the 16 targets may differ; every prompt holds the whole 86K-token corpus either 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -85,7 +87,13 @@ def find_functions(source: str) -> list[dict]:
         ):
             record(getattr(node.id, "name", None), node.loc.start.line, node.init)
 
-    esprima.parseScript(source, {"loc": True}, visit)
+    tree = esprima.parseScript(source, {"loc": True, "comment": True}, visit)
+    comment_lines = {
+        line for c in tree.comments for line in range(c.loc.start.line, c.loc.end.line + 1)
+    }
+    for f in found:  # the composition the seed reports: code vs prose lines of the window
+        first = f["start_line"] + f["signature"].count("\n") + 1
+        f["prose"] = [first + i in comment_lines for i in range(len(f["body"]))]
     return found
 
 
@@ -151,7 +159,13 @@ def main() -> None:
     eligible = sorted(answerable(find_functions(source)), key=lambda f: f["start_line"])
     targets = random.Random(sample["seed"]).sample(eligible, min(sample["k"], len(eligible)))
     dump_path.parent.mkdir(parents=True, exist_ok=True)
-    dump = {"corpus": corpus_name, "model": "seed", "in_progress": True, "cases": []}
+    dump = {
+        "corpus": corpus_name,
+        "corpus_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest(),
+        "model": "seed",
+        "in_progress": True,
+        "cases": [],
+    }
     with httpx.Client(base_url=base_url, timeout=600.0) as client:
         for target in targets:
             response = client.post(
@@ -169,6 +183,11 @@ def main() -> None:
             scored = sum(1 for line in expected if line.strip())
             matched = lcs_matches(expected, answer.split("\n"))
             passed = scored > 0 and matched / scored >= 0.4
+            prose = sum(
+                1
+                for line, is_prose in zip(expected, target["prose"], strict=False)
+                if is_prose and line.strip()
+            )
             print(
                 f"=== {target['name']}  [{'PASS' if passed else 'FAIL'}]  "
                 f"matched={matched}/{scored} ==="
@@ -178,6 +197,7 @@ def main() -> None:
                     "name": target["name"],
                     "matched": matched,
                     "scored": scored,
+                    "composition": {"code": scored - prose, "prose": prose},
                     "passed": passed,
                     "answer": answer,
                 }
