@@ -2,7 +2,8 @@
 
 An eval module names its bench (``BENCH = "finance"``); the registry says what kind it is
 (judged or known-item), which rows of a query file belong to it, and how its report is
-built. Bench modules are imported on first use, so a recall run never loads them.
+built. Bench modules, and the scoring they need (metrics, judge, engines), are imported on
+first use, so a recall run never loads them: the plugin imports this module for the names.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
-from needle_lib.benches import judged, known_item
-from needle_lib.benches.known_item import KnownItemBench
-from needle_lib.benches.queries import Query
 from needle_lib.tomlconf import ConfigError
+
+if TYPE_CHECKING:
+    from needle_lib.benches.known_item import KnownItemBench
+    from needle_lib.benches.queries import Query
 
 NDCG_K = 5
 
@@ -41,7 +43,7 @@ _KNOWN_ITEM = {
 }
 BENCH_NAMES = (*_JUDGED, *_KNOWN_ITEM)
 
-Bench = JudgedBench | KnownItemBench[Any]
+Bench: TypeAlias = "JudgedBench | KnownItemBench[Any]"
 
 
 @cache
@@ -70,6 +72,8 @@ def _belongs(bench: Bench, query: Query) -> bool:
 def select_queries(bench: Bench, queries: list[Query]) -> list[Query]:
     """The bench's rows of a query file; a known-item row with unusable gold is an error
     naming its file and line (a silently dropped row would shift every engine's recall)."""
+    from needle_lib.benches.known_item import KnownItemBench
+
     own = [q for q in queries if _belongs(bench, q)]
     if not isinstance(bench, KnownItemBench):
         return own
@@ -87,8 +91,10 @@ def select_queries(bench: Bench, queries: list[Query]) -> list[Query]:
 def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
                  in_progress: bool) -> dict[str, Any]:
     """The run report of the bench named in ``header``."""
+    from needle_lib.benches import judged, known_item
+
     bench = bench_named(header["bench"])
-    if isinstance(bench, KnownItemBench):
+    if isinstance(bench, known_item.KnownItemBench):
         return known_item.build_report(header, cases, group_names=bench.group_names,
                                        group_orders=bench.group_orders, in_progress=in_progress)
     return judged.build_report(header, cases, k=NDCG_K, in_progress=in_progress)

@@ -8,6 +8,7 @@ reference oracle), so every caller goes through the same request path.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Self
@@ -42,6 +43,14 @@ class _ClientBase:
         self.retry = retry or RetryPolicy()
         self._api_key = config.resolve_api_key()
         register_secret(self._api_key)
+
+    def _verify(self) -> ssl.SSLContext | bool:
+        """TLS verification for the client. A plain-HTTP server (LM Studio, llama.cpp on
+        localhost) never needs the CA bundle, which takes ~0.1 s to load per client: such a
+        client gets a context that verifies but trusts nothing, so TLS fails closed."""
+        if self.config.base_url.startswith("http://"):
+            return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        return True
 
     def __repr__(self) -> str:
         return (
@@ -135,7 +144,9 @@ class ChatClient(_ClientBase):
     ) -> None:
         super().__init__(config, retry)
         self._sleep = sleep
-        self._http = httpx.Client(transport=transport, timeout=self._timeout())
+        self._http = httpx.Client(
+            transport=transport, timeout=self._timeout(), verify=self._verify()
+        )
 
     def complete(
         self,
@@ -190,7 +201,9 @@ class AsyncChatClient(_ClientBase):
     ) -> None:
         super().__init__(config, retry)
         self._sleep = sleep
-        self._http = httpx.AsyncClient(transport=transport, timeout=self._timeout())
+        self._http = httpx.AsyncClient(
+            transport=transport, timeout=self._timeout(), verify=self._verify()
+        )
 
     async def complete(
         self,

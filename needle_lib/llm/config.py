@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from dotenv import load_dotenv
-from rapidfuzz.distance import OSA
 
 from needle_lib.names import safe_file_name
 from needle_lib.paths import MODELS_DIR, REPO_ROOT, resolve_repo_path
@@ -297,6 +296,8 @@ def likely_typo(value: str, known: Iterable[str]) -> str | None:
     is far likelier a typo than a model, and failing before the run beats a connection
     error at its end. One digit for another is a sibling model (``gpt-5.4``, ``qwen3-8b``),
     never a typo."""
+    from rapidfuzz.distance import OSA  # only for raw ids: a configured model never asks
+
     folded = value.lower().replace("_", "-")
     for name in known:
         if folded == name.lower().replace("_", "-"):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.console import force_utf8_streams
 from needle_lib.llm import load_dotenv_once
 from needle_lib.plugin.controller import Controller
@@ -26,18 +27,16 @@ from needle_lib.plugin.fixtures import (
     recall_client_pool,
     recall_dispatcher,
     scorecard,
-    search_clients,
-    search_dispatcher,
-    search_judged,
-    search_matched,
 )
+from needle_lib.plugin.lean import configure_lean_run, freeze_collected
 from needle_lib.plugin.options import add_options
-from needle_lib.plugin.reports import default_html_report
+from needle_lib.plugin.reports import EVALS_DIR, default_html_report
 from needle_lib.plugin.resume import check_resume
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.session import (
     COLOR_KEY,
     RUN_DIR_KEY,
+    has_query_set,
     recall_plan,
     search_plan,
     state_key,
@@ -49,17 +48,11 @@ from needle_lib.rundirs import make_run_dir
 from needle_lib.tomlconf import ConfigError
 
 CONTROLLER = "needle-controller"
+SEARCH_FIXTURES = "needle-search-fixtures"
+#: The eval modules of the search benches (``evals/test_news.py`` …).
+SEARCH_MODULES = frozenset(f"test_{bench}.py" for bench in BENCH_NAMES)
 
-__all__ = [
-    "recall_answer",
-    "recall_client_pool",
-    "recall_dispatcher",
-    "scorecard",
-    "search_clients",
-    "search_dispatcher",
-    "search_judged",
-    "search_matched",
-]
+__all__ = ["recall_answer", "recall_client_pool", "recall_dispatcher", "scorecard"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -69,9 +62,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)  # before pytest-html reads --html
 def pytest_configure(config: pytest.Config) -> None:
     force_utf8_streams()
+    configure_lean_run(config)
     load_dotenv_once()  # keys and NEEDLE_* settings from .env; exported variables win
     config.addinivalue_line("markers", "needle_recall: a positional-recall case")
     config.addinivalue_line("markers", "needle_placeholder: a bench with no case (dropped)")
+    if has_query_set(config):
+        from needle_lib.plugin import search_fixtures
+
+        config.pluginmanager.register(search_fixtures, SEARCH_FIXTURES)
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None:
         config.stash[state_key] = RunState(make_run_dir())
@@ -99,15 +97,25 @@ def pytest_configure_node(node) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    controller = config.pluginmanager.get_plugin(CONTROLLER)
-    if controller is not None:  # as junitxml does: a later session in-process starts clean
-        config.pluginmanager.unregister(controller)
+    for name in (CONTROLLER, SEARCH_FIXTURES):
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:  # as junitxml does: a later session in-process starts clean
+            config.pluginmanager.unregister(plugin)
     state = config.stash.get(state_key, None)
     if state is None:
         return
     state.close()
     if not hasattr(config, "workerinput"):
         shutil.rmtree(state.path.parent, ignore_errors=True)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Without a query set a search bench has no case: its eval module is not even
+    imported, so a recall run neither loads the search half nor plans search cases."""
+    if (collection_path.name in SEARCH_MODULES and collection_path.parent == EVALS_DIR
+            and not has_query_set(config)):
+        return True
+    return None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -143,6 +151,11 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     keep_group_suffixes(config, items)  # after xdist's hook, which adds them
     select_shard(config, items)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    freeze_collected(session.config)
 
 
 def _parametrize_search(metafunc: pytest.Metafunc) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -13,14 +14,16 @@ from needle_lib.errors import UsageError as NeedleUsageError
 from needle_lib.paths import RESULTS_DIR
 from needle_lib.plugin.recall import RecallPlan, build_plan
 from needle_lib.plugin.runstate import RunState
-from needle_lib.plugin.search import SearchPlan, build_search_plan
 from needle_lib.plugin.shard import part_path, writes_parts
 from needle_lib.recall.store import ResultStore
+
+if TYPE_CHECKING:
+    from needle_lib.plugin.search import SearchPlan
 
 RUN_DIR_KEY = "needle_run_dir"
 plan_key = pytest.StashKey[RecallPlan]()
 state_key = pytest.StashKey[RunState]()
-search_plan_key = pytest.StashKey[SearchPlan]()
+search_plan_key = pytest.StashKey["SearchPlan"]()
 
 
 def recall_plan(config: pytest.Config) -> RecallPlan:
@@ -38,6 +41,8 @@ def search_plan(config: pytest.Config) -> SearchPlan:
     """The run's search plan (queries × engines), built once per process; every bench's
     rows are checked here, so a malformed gold row is one usage error before collection."""
     if search_plan_key not in config.stash:
+        from needle_lib.plugin.search import build_search_plan  # the search half, on demand
+
         try:
             plan = build_search_plan(config)
             for bench in BENCH_NAMES:
@@ -46,6 +51,12 @@ def search_plan(config: pytest.Config) -> SearchPlan:
             raise pytest.UsageError(str(exc)) from None
         config.stash[search_plan_key] = plan
     return config.stash[search_plan_key]
+
+
+def has_query_set(config: pytest.Config) -> bool:
+    """Whether the run can have search cases: only a query set (``--queries``) makes them.
+    Without one, the search half of the plugin is neither registered nor imported."""
+    return bool(config.getoption("queries", None))
 
 
 def selected_paths(config: pytest.Config) -> list[Path]:

