@@ -82,7 +82,8 @@ class AnswerJudge:
                retry: RetryPolicy | None = None,
                slots: CallSlots | None = None) -> AnswerJudge:
         config = judge_model_config(model)
-        client = make_async_chat_client(config, transport=transport, retry=retry)
+        client = make_async_chat_client(config, transport=transport, retry=retry,
+                                        connections=concurrency)
         return cls(client, cache=JudgeCache(cache_path or DEFAULT_CACHE_PATH),
                    concurrency=concurrency, slots=slots)
 

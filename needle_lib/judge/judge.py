@@ -91,7 +91,8 @@ class RelevanceJudge:
     ) -> RelevanceJudge:
         """A judge for ``--judge-model`` / ``--judge-concurrency`` with the default disk cache."""
         config = judge_model_config(model)
-        client = make_async_chat_client(config, transport=transport, retry=retry)
+        client = make_async_chat_client(config, transport=transport, retry=retry,
+                                        connections=concurrency)
         cache = JudgeCache(cache_path or DEFAULT_CACHE_PATH)
         return cls(client, cache=cache, concurrency=concurrency, slots=slots)
 

@@ -34,6 +34,7 @@ from needle_lib.plugin.fixtures import (
 from needle_lib.plugin.options import add_options
 from needle_lib.plugin.reports import default_html_report
 from needle_lib.plugin.resume import check_resume
+from needle_lib.plugin.retention import CaseRetention
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.session import (
     COLOR_KEY,
@@ -72,6 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
     load_dotenv_once()  # keys and NEEDLE_* settings from .env; exported variables win
     config.addinivalue_line("markers", "needle_recall: a positional-recall case")
     config.addinivalue_line("markers", "needle_placeholder: a bench with no case (dropped)")
+    config.pluginmanager.register(CaseRetention(config), "needle-retention")
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None:
         config.stash[state_key] = RunState(make_run_dir())
