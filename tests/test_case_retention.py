@@ -36,9 +36,20 @@ def test_a_settled_case_leaves_no_record_behind(pytester, tmp_path, monkeypatch,
     queries = tmp_path / "q.txt"
     queries.write_text("".join(f"story number {i}\n" for i in range(6)))
     with serve(monkeypatch, tmp_path, "run"):
-        result = run_evals(pytester, tmp_path / "results", "-k", "news", "--queries",
-                           str(queries), "--engines", "exa,brave", "-p", "needle_probe",
-                           *extra, module="")
+        result = run_evals(
+            pytester,
+            tmp_path / "results",
+            "-k",
+            "news",
+            "--queries",
+            str(queries),
+            "--engines",
+            "exa,brave",
+            "-p",
+            "needle_probe",
+            *extra,
+            module="",
+        )
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
     probe = json.loads((pytester.path / "probe.json").read_text())
     assert probe["settled"] == 12 and probe["carrying"] == 0

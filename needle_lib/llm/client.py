@@ -191,10 +191,12 @@ class AsyncChatClient(_ClientBase):
         and TLS handshake each, the largest CPU cost of a judge call on loopback)."""
         super().__init__(config, retry)
         self._sleep = sleep
-        pool = ({} if connections is None else  # the caller's bound holds the calls in flight
-                {"limits": httpx.Limits(max_connections=None,
-                                        max_keepalive_connections=connections)})
-        self._http = httpx.AsyncClient(transport=transport, timeout=self._timeout(), **pool)
+        limits = (httpx.Limits(max_connections=None, max_keepalive_connections=connections)
+                  if connections is not None  # else httpx's default
+                  else httpx.Limits(max_connections=100,
+                                    max_keepalive_connections=20))
+        self._http = httpx.AsyncClient(transport=transport, timeout=self._timeout(),
+                                       limits=limits)
 
     async def complete(
         self,
