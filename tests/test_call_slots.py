@@ -6,7 +6,7 @@ import asyncio
 import subprocess
 import sys
 
-from needle_lib.net.slots import CallSlots, call_priority
+from needle_lib.net.slots import CallSlots
 
 HOLDER = """
 import asyncio, sys
@@ -87,32 +87,4 @@ async def test_a_killed_holder_leaks_no_slot(tmp_path):
 
 async def _hold_once(slots: CallSlots) -> None:
     async with slots.hold():
-        pass
-
-
-async def test_waiters_take_their_turn_by_priority_then_by_arrival():
-    """A search run's judge calls queue by their case's place in the run: the case pytest
-    records next is judged before cases searched ahead of it (first come, first served let
-    look-ahead starve it)."""
-    slots = CallSlots(1)
-    order: list[str] = []
-
-    async def call(name: str, priority: int) -> None:
-        call_priority.set(priority)
-        async with slots.hold():
-            order.append(name)
-
-    first = slots.hold()
-    await first.__aenter__()
-    waiters = [asyncio.create_task(call(name, priority))
-               for name, priority in (("late", 9), ("next", 1), ("then", 4), ("also", 4))]
-    await _turns()
-    cancelled = asyncio.create_task(call("gone", 0))
-    await _turns()
-    cancelled.cancel()  # a waiter that gives up is skipped, its place not lost
-    await _turns()
-    await first.__aexit__(None, None, None)
-    await asyncio.gather(*waiters)
-    assert order == ["next", "then", "also", "late"]
-    async with slots.hold():  # every turn came back
         pass

@@ -8,23 +8,14 @@ leaks a slot. Within a process an asyncio semaphore queues callers first, so a p
 on the files never polls; only while other processes hold slots does a caller poll the files
 (every few milliseconds, backing off). Without a directory (or without ``fcntl``, on
 Windows) the bound is per process.
-
-Callers queue by ``call_priority`` (lower first), then in arrival order. A search run sets
-it to each case's place in the run order: pytest records cases in that order, so the judge
-calls of the case it waits for go before those of cases searched ahead; first come, first
-served let look-ahead judging starve the next case while every lane, its look-ahead full,
-stood idle.
 """
 
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from contextvars import ContextVar
 from pathlib import Path
 
 try:
@@ -35,47 +26,13 @@ except ImportError:  # Windows: no flock; the bound stays per process
 FIRST_POLL_S = 0.002
 MAX_POLL_S = 0.05
 
-#: The place of the work a call serves (a search case's position in the run); lower first.
-call_priority: ContextVar[int] = ContextVar("call_priority", default=0)
-
-
-class PriorityTurns:
-    """A semaphore whose waiters go in ``call_priority`` order, then in arrival order."""
-
-    def __init__(self, size: int) -> None:
-        self._free = size
-        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
-        self._arrival = itertools.count()
-
-    async def acquire(self) -> None:
-        if self._free > 0 and not self._waiting:
-            self._free -= 1
-            return
-        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiting, (call_priority.get(), next(self._arrival), turn))
-        try:
-            await turn
-        except asyncio.CancelledError:
-            if turn.done() and not turn.cancelled():  # handed the turn, then cancelled
-                self.release()
-            turn.cancel()  # a cancelled waiter is skipped when its turn comes
-            raise
-
-    def release(self) -> None:
-        while self._waiting:
-            _, _, turn = heapq.heappop(self._waiting)
-            if not turn.done():
-                turn.set_result(None)
-                return
-        self._free += 1
-
 
 class CallSlots:
     def __init__(self, size: int, directory: Path | None = None, *, name: str = "calls") -> None:
         if size < 1:
             raise ValueError(f"concurrency must be at least 1, got {size}")
         self.size = size
-        self._local = PriorityTurns(size)
+        self._local = asyncio.Semaphore(size)
         self._paths = ([directory / f"{name}.slot{i}" for i in range(size)]
                        if directory is not None and fcntl is not None else [])
         self._fds: list[int] = []
@@ -84,8 +41,7 @@ class CallSlots:
     @asynccontextmanager
     async def hold(self) -> AsyncIterator[None]:
         """One slot for the duration of the block."""
-        await self._local.acquire()
-        try:
+        async with self._local:
             if not self._paths:
                 yield
                 return
@@ -95,8 +51,6 @@ class CallSlots:
             finally:
                 fcntl.flock(self._fds[index], fcntl.LOCK_UN)
                 self._held.discard(index)
-        finally:
-            self._local.release()
 
     async def _claim(self) -> int:
         if not self._fds:

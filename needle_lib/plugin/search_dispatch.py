@@ -19,7 +19,6 @@ from collections.abc import Callable
 from concurrent.futures import Future
 
 from needle_lib.benches.registry import bench_named
-from needle_lib.net.slots import call_priority
 from needle_lib.plugin.lookahead import Lookahead
 from needle_lib.plugin.search import SearchCase, SearchClients
 from needle_lib.plugin.search_fetch import CaseWork, fetch_judged, fetch_matched
@@ -40,8 +39,6 @@ class SearchDispatcher:
         self._lookahead = lookahead
         self._all_at_once = all_at_once
         self._by_engine: dict[str, list[SearchCase]] | None = None
-        #: each case's place in this process's run order: its judge calls queue by it
-        self._place: dict[str, int] = {}
         self._lanes: dict[str, Lookahead[SearchCase, CaseWork]] = {}
         self._locks: dict[str, asyncio.Lock] = {}  # touched on the loop's thread only
 
@@ -51,9 +48,8 @@ class SearchDispatcher:
             return self._clients.run(self._fetch(case))
         if self._by_engine is None:
             self._by_engine = {}
-            for place, upcoming in enumerate(self._upcoming()):
+            for upcoming in self._upcoming():
                 self._by_engine.setdefault(upcoming.engine, []).append(upcoming)
-                self._place[upcoming.id] = place
             for engine in self._by_engine if self._all_at_once else ():
                 self._open_lane(engine)
         lane = self._lanes.get(case.engine) or self._open_lane(case.engine)
@@ -71,7 +67,6 @@ class SearchDispatcher:
         return self._clients.loop.submit(self._fetch(case))
 
     async def _fetch(self, case: SearchCase) -> CaseWork:
-        call_priority.set(self._place.get(case.id, 0))  # this job's own context (a task)
         lane = self._locks.setdefault(case.engine, asyncio.Lock())
         if bench_named(case.bench).kind == "judged":
             return await fetch_judged(self._clients, case, lane)
