@@ -456,3 +456,23 @@ def test_generation_llm_has_its_own_env_vars_and_openrouter_defaults() -> None:
     assert (local.name, local.base_url) == ("qwen3-local", "http://127.0.0.1:8080")
     with pytest.raises(ConfigError, match="NEEDLE_LLM_BASE_URL must start with http"):
         generation_model_config(environ={"NEEDLE_LLM_BASE_URL": "localhost:8080"})
+
+
+async def test_a_judge_keeps_a_connection_alive_per_call_in_flight(tmp_path, monkeypatch):
+    """httpx keeps 20 idle connections by default: a judge at concurrency 30 closed the rest
+    after each burst and opened them again (a TCP and TLS handshake per call, on a real
+    provider). Its pool now keeps as many as it may have calls in flight."""
+    from needle_lib.testing.search_server import FakeSearchServer
+
+    with FakeSearchServer(latency={"judge": 0.2}) as server:
+        for key, value in server.env().items():
+            monkeypatch.setenv(key, value)
+        judge = RelevanceJudge.create(concurrency=30, cache_path=tmp_path / "judge.sqlite3")
+        for burst in range(3):
+            items = [SearchResult(url=f"https://example.com/{burst}/{i}", title="t",
+                                  snippet="s") for i in range(30)]
+            verdicts = await judge.rate_many(f"query {burst}", items)
+            assert all(isinstance(v, Verdict) for v in verdicts)
+        await judge.aclose()
+        assert server.max_in_flight["judge"] <= 30
+        assert server.connections <= 30, server.connections

@@ -94,3 +94,41 @@ def test_a_killed_runs_journal_becomes_a_report(tmp_path):
     report = merged(tmp_path, journal.path, expect=1)
     assert report["engines"]["exa"]["num_scored"] == 3
     assert report["engines"]["brave"]["num_scored"] == 2
+
+
+def test_a_finished_journal_is_the_report_and_goes_away(tmp_path):
+    """The controller keeps no case in memory: the report is read back from the journal,
+    later lines of the same case win, and the journal goes once the report is written."""
+    path = tmp_path / "run.json"
+    journal = Journal(journal_path(path), header())
+    journal.append({**CASES[0], "outcome": "error"})  # settled again at teardown, below
+    for c in CASES:
+        journal.append(c)
+    report = journal.finish(path, complete_run=True)
+    assert report == json.loads(path.read_text(encoding="utf-8"))
+    assert report == assemble_report(header(), CASES)
+    assert not journal.path.exists()
+
+
+def test_a_snippet_with_a_unicode_line_separator_stays_one_journal_line(tmp_path):
+    """Journal lines end at "\\n" only: a snippet may hold U+2028 or U+0085, which
+    ``str.splitlines`` also splits at (and the journal then read as broken JSON)."""
+    odd = {**CASES[0], "results": [{**CASES[0]["results"][0],
+                                    "snippet": "before\u2028between\x85after"}]}
+    journal = Journal(journal_path(tmp_path / "run.json"), header())
+    for c in [odd, *CASES[1:]]:
+        journal.append(c)
+    journal.close(remove=False)
+    report = merged(tmp_path, journal.path)
+    assert report["cases"][0]["results"][0]["snippet"] == "before\u2028between\x85after"
+
+
+def test_a_report_has_a_line_per_case(tmp_path):
+    """A 20,000-case report is written value by value with json's C encoder (``indent``
+    switches to the pure-Python one, seconds per run): a line per case still diffs."""
+    path = write(tmp_path / "run.json", header(), CASES)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for c in CASES:
+        assert f"  {json.dumps(c, ensure_ascii=False)}," in lines or \
+            f"  {json.dumps(c, ensure_ascii=False)}" in lines
+    assert json.loads(path.read_text(encoding="utf-8")) == assemble_report(header(), CASES)

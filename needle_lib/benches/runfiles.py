@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from needle_lib.benches.registry import build_report
-from needle_lib.jsonio import read_json, write_json_atomic
+from needle_lib.jsonio import read_json, write_json_by_line_atomic
 from needle_lib.names import is_plain
 from needle_lib.tomlconf import ConfigError
 
@@ -72,6 +72,16 @@ class Journal:
         if remove:
             self.path.unlink(missing_ok=True)
 
+    def finish(self, report_path: Path, *, complete_run: bool) -> dict[str, Any]:
+        """Close the journal and turn it into the run's report, read back line by line: the
+        controller keeps no case in memory while the run goes on (a 20,000-case run held
+        every record twice over). The journal goes only once the report is written."""
+        self._fh.close()
+        header, cases = _read_journal(self.path)
+        report = finish_run(report_path, header, cases, complete_run=complete_run)
+        self.path.unlink(missing_ok=True)
+        return report
+
 
 def run_complete(cases: list[dict[str, Any]], expected: int, *, finished: bool) -> bool:
     """A finished run in which every expected case was asked and answered: a skipped case
@@ -99,9 +109,9 @@ def assemble_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
 
 def finish_run(report_path: Path, header: dict[str, Any], cases: list[dict[str, Any]], *,
                complete_run: bool = True) -> dict[str, Any]:
-    """Build the report and write it atomically."""
+    """Build the report and write it atomically (a line per case)."""
     report = assemble_report(header, cases, complete_run=complete_run)
-    write_json_atomic(report_path, report, indent=1)
+    write_json_by_line_atomic(report_path, report)
     return report
 
 
@@ -123,29 +133,33 @@ def read_run(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def _read_journal(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     header: dict[str, Any] | None = None
     cases: dict[tuple[str, str], dict[str, Any]] = {}
+    cut: int | None = None  # a line that is not JSON: forgiven only as the last one
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # line by line (a 20,000-case journal is never held as text) and split at "\n"
+        # only: a snippet may hold U+2028, which str.splitlines would also split at
+        with path.open(encoding="utf-8", newline="\n") as lines:
+            for number, line in enumerate(lines, start=1):
+                if cut is not None:
+                    raise ConfigError(f"{path}:{cut}: not JSON")
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:
+                    cut = number  # a line cut short by a kill is the case in flight
+                    continue
+                if not isinstance(entry, dict):
+                    raise ConfigError(f"{path}:{number}: not a journal entry (an object with "
+                                      "'header' or 'case')")
+                if "header" in entry:
+                    header = entry["header"]
+                elif "case" in entry:
+                    case = entry["case"]
+                    if not (isinstance(case, dict) and isinstance(case.get("query_id"), str)
+                            and isinstance(case.get("engine"), str)):
+                        raise ConfigError(f"{path}:{number}: a case needs a string "
+                                          "'query_id' and 'engine'")
+                    cases[(case["query_id"], case["engine"])] = case
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read journal: {exc}") from None
-    for number, line in enumerate(lines, start=1):
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            if number == len(lines):  # a line cut short by a kill: the case in flight
-                break
-            raise ConfigError(f"{path}:{number}: not JSON") from None
-        if not isinstance(entry, dict):
-            raise ConfigError(f"{path}:{number}: not a journal entry (an object with "
-                              "'header' or 'case')")
-        if "header" in entry:
-            header = entry["header"]
-        elif "case" in entry:
-            case = entry["case"]
-            if not (isinstance(case, dict) and isinstance(case.get("query_id"), str)
-                    and isinstance(case.get("engine"), str)):
-                raise ConfigError(f"{path}:{number}: a case needs a string 'query_id' and "
-                                  "'engine'")
-            cases[(case["query_id"], case["engine"])] = case
     if header is None:
         raise ConfigError(f"{path}: journal has no header line")
     found = list(cases.values())

@@ -43,7 +43,7 @@ class LLMJudge:
                retry: RetryPolicy | None = None, slots: CallSlots | None = None) -> Self:
         """A judge for ``--judge-model`` / ``--judge-concurrency`` with the default disk cache."""
         client = make_async_chat_client(judge_model_config(model), transport=transport,
-                                        retry=retry)
+                                        retry=retry, connections=concurrency)
         return cls(client, cache=JudgeCache(cache_path or DEFAULT_CACHE_PATH),
                    concurrency=concurrency, slots=slots)
 

@@ -198,12 +198,20 @@ class AsyncChatClient(_ClientBase):
         transport: httpx.AsyncBaseTransport | None = None,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        connections: int | None = None,
     ) -> None:
+        """``connections``: the calls this client will have in flight at most (a judge's
+        concurrency). Its pool keeps that many connections alive: with httpx's default of
+        20, a judge at concurrency 64 closed and reopened connections on most calls (a TCP
+        and TLS handshake each, the largest CPU cost of a judge call on loopback)."""
         super().__init__(config, retry)
         self._sleep = sleep
-        self._http = httpx.AsyncClient(
-            transport=transport, timeout=self._timeout(), verify=self._verify()
-        )
+        limits = (httpx.Limits(max_connections=None, max_keepalive_connections=connections)
+                  if connections is not None  # else httpx's default
+                  else httpx.Limits(max_connections=100,
+                                    max_keepalive_connections=20))
+        self._http = httpx.AsyncClient(transport=transport, timeout=self._timeout(),
+                                       verify=self._verify(), limits=limits)
 
     async def complete(
         self,

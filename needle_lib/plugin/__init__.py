@@ -32,6 +32,7 @@ from needle_lib.plugin.lean import configure_lean_run, freeze_collected
 from needle_lib.plugin.options import add_options
 from needle_lib.plugin.reports import EVALS_DIR, default_html_report
 from needle_lib.plugin.resume import check_resume
+from needle_lib.plugin.retention import CaseRetention
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.session import (
     COLOR_KEY,
@@ -70,6 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from needle_lib.plugin import search_fixtures
 
         config.pluginmanager.register(search_fixtures, SEARCH_FIXTURES)
+    config.pluginmanager.register(CaseRetention(config), "needle-retention")
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None:
         config.stash[state_key] = RunState(make_run_dir())

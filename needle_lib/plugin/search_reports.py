@@ -2,6 +2,8 @@
 
 Pooled metrics need every engine's answers, so they are computed once when the run ends
 (``needle_lib.benches.runfiles``), keeping the work per case constant however long the run.
+The cases live in the journal only: the report is built by reading it back, so the
+controller's memory does not grow with the run.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from needle_lib.benches.runfiles import Journal, finish_run, journal_path, reserve_run_path
+from needle_lib.benches.runfiles import Journal, journal_path, reserve_run_path
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import CaseRecord
 
@@ -32,7 +34,6 @@ class SearchReports:
         #: part of a run (its machine's start time differs from the other parts').
         self.shard = {"shard": shard} if shard else {}
         self.headers: dict[str, dict[str, Any]] = {}
-        self.cases: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
         self.paths: dict[str, Path] = {}
         self.journals: dict[str, Journal] = {}
 
@@ -41,12 +42,9 @@ class SearchReports:
         if pair not in self.headers:
             self.headers[pair] = {**record["header"], "started_at": self.started_at,
                                   **self.shard}
-            self.cases[pair] = {}
             self.paths[pair] = self._path(pair)
             self.journals[pair] = Journal(journal_path(self.paths[pair]), self.headers[pair])
-        case = {**record["case"], "outcome": outcome}
-        self.cases[pair][(case["query_id"], case["engine"])] = case
-        self.journals[pair].append(case)
+        self.journals[pair].append({**record["case"], "outcome": outcome})
 
     def _path(self, pair: str) -> Path:
         if self.report_path is None:
@@ -59,9 +57,6 @@ class SearchReports:
     def finish(self, *, interrupted: bool = False) -> list[dict[str, Any]]:
         reports = []
         for pair, path in self.paths.items():
-            report = finish_run(path, self.headers[pair], list(self.cases[pair].values()),
-                                complete_run=not interrupted)
-            self.journals[pair].close(remove=True)
-            reports.append(report)
+            reports.append(self.journals[pair].finish(path, complete_run=not interrupted))
         return reports
 

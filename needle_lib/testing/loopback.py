@@ -30,6 +30,9 @@ class LoopbackServer(ABC):
         return type(cls.__name__, (cls,), {"port": port, "__module__": cls.__module__})
 
     def __init__(self) -> None:
+        #: TCP connections accepted: a client that keeps its connections alive opens few
+        self.connections = 0
+        self._accepted = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -57,6 +60,11 @@ class LoopbackServer(ABC):
             # keep-alive, as real APIs serve: clients reuse connections (every answer has a
             # Content-Length), so a run is not timed on a new TCP connection per request
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                with server._accepted:
+                    server.connections += 1
 
             def _serve(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
