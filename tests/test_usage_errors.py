@@ -58,16 +58,23 @@ def scratch_root(root: Path) -> Path:
 
 def test_a_broken_engine_config_under_the_evals_directory_is_one_usage_error(
         pytester, tmp_path, monkeypatch):
-    """`pytest evals` collects every bench, so every engine config is read: a broken one
-    used to surface as collection errors and, with an HTML report, an INTERNALERROR."""
+    """A search run reads every engine config up front: a broken one used to surface as
+    collection errors and, with an HTML report, an INTERNALERROR. A recall run reads none
+    (the search benches are not collected without a query set), so it is not blocked."""
     root = scratch_root(tmp_path / "repo")
     broken = root / "configs" / "engines" / "mine.toml"
     broken.write_text('method = "GET"\npath = "/search"\nbogus = 1\n', encoding="utf-8")
+    queries = tmp_path / "q.txt"
+    queries.write_text("best hiking boots\n", encoding="utf-8")
     monkeypatch.setenv("NEEDLE_ROOT", str(root))
-    result = run_evals(pytester, tmp_path / "results", "--html", str(tmp_path / "r.html"),
-                       module="")
-    assert_usage_error(result, f"{broken}: unknown key 'bogus'*")
-    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    searching = run_evals(pytester, tmp_path / "results", "--html", str(tmp_path / "r.html"),
+                          "--queries", str(queries), module="")
+    assert_usage_error(searching, f"{broken}: unknown key 'bogus'*")
+    assert "INTERNALERROR" not in searching.stdout.str() + searching.stderr.str()
+    recalling = run_evals(pytester, tmp_path / "results", "--html", str(tmp_path / "r2.html"),
+                          "-k", "http_server", "--collect-only", module="")
+    assert recalling.ret == pytest.ExitCode.OK, recalling.stdout.str()
+    assert "INTERNALERROR" not in recalling.stdout.str() + recalling.stderr.str()
 
 
 def test_a_collection_error_with_an_html_report_is_reported_not_an_internal_error(pytester):

@@ -114,7 +114,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Without a query set a search bench has no case: its eval module is not even
     imported, so a recall run neither loads the search half nor plans search cases."""
-    if (collection_path.name in SEARCH_MODULES and collection_path.parent == EVALS_DIR
+    if (collection_path.name in SEARCH_MODULES
+            and collection_path.parent.resolve() == EVALS_DIR.resolve()  # NEEDLE_ROOT links
             and not has_query_set(config)):
         return True
     return None

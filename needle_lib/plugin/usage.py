@@ -14,14 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.plugin.distribution import require_grouping
 from needle_lib.plugin.reports import EVALS_DIR
 from needle_lib.plugin.resume import check_explicit_dump, check_resume
 from needle_lib.plugin.session import recall_plan, search_plan, selected_paths
 
 RECALL_MODULE = EVALS_DIR / "test_recall.py"
-SEARCH_MODULES = tuple(EVALS_DIR / f"test_{bench}.py" for bench in BENCH_NAMES)
 
 
 def _selects(config: pytest.Config, module: Path) -> bool:
@@ -37,8 +35,8 @@ def validate_run(config: pytest.Config) -> None:
         # One path for two kinds of file: the search report would overwrite the recall dump.
         raise pytest.UsageError(
             "--dump names the recall dump; a search run writes its report to --report PATH")
-    if searching or any(_selects(config, module) for module in SEARCH_MODULES):
-        search_plan(config)  # engine configs too: `pytest evals` collects every bench
+    if searching:
+        search_plan(config)  # engine configs too: a broken one is one usage error, up front
     if not _selects(config, RECALL_MODULE):
         return
     plan = recall_plan(config)
