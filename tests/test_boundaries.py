@@ -25,7 +25,7 @@ from needle_lib.names import (
     safe_file_name,
     unique_query_labels,
 )
-from needle_lib.plugin.search import SearchCase
+from needle_lib.plugin.search.plan import SearchCase
 from needle_lib.report.untrusted import escape_id_cell, result_link
 from needle_lib.rundirs import OWNER_FILE, clean_stale_run_dirs, make_run_dir
 from needle_lib.tomlconf import ConfigError

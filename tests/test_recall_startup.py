@@ -30,10 +30,10 @@ NOT_FOR_RECALL = (
     "needle_lib.benches.news",
     "needle_lib.benches.judged",
     "needle_lib.benches.known_item",
-    "needle_lib.plugin.search",
-    "needle_lib.plugin.search_fixtures",
-    "needle_lib.plugin.search_dispatch",
-    "needle_lib.plugin.search_fetch",
+    "needle_lib.plugin.search.plan",
+    "needle_lib.plugin.search.fixtures",
+    "needle_lib.plugin.search.dispatch",
+    "needle_lib.plugin.search.fetch",
     "plotly",
     "tldextract",
     "feedparser",
@@ -120,7 +120,7 @@ def test_a_recall_run_loads_no_search_module_and_no_test_only_plugin(tmp_path: P
     assert _loaded(modules, NOT_FOR_RECALL) == []
     # Hypothesis's plugin imports all of Hypothesis for its end-of-run summary.
     assert _loaded(modules, ("hypothesis", "anyio.pytest_plugin", "respx")) == []
-    assert "needle_lib.plugin.recall" in modules  # the probe saw a real recall run
+    assert "needle_lib.plugin.recall.plan" in modules  # the probe saw a real recall run
 
 
 def test_a_warm_reference_run_never_loads_the_tokenizer(tmp_path: Path) -> None:

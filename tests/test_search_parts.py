@@ -15,7 +15,7 @@ from needle_lib.continuous.parts import PartInfo, group_parts, part_info
 from needle_lib.continuous.runs import iso
 from needle_lib.continuous.store import Site
 from needle_lib.contract.outcome import Outcome
-from needle_lib.plugin.search_reports import SearchReports
+from needle_lib.plugin.search.reports import SearchReports
 
 ENGINES = ["exa", "keenable"]
 

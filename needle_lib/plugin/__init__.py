@@ -3,6 +3,12 @@
 Workers (or the single process without xdist) collect cases and run them; fixtures send
 requests, test bodies score and record. Only the controller process turns records into
 dumps, summaries and gates, so dumps are written by one writer however many workers run.
+
+A case's path, in order: ``recall/plan.py`` or ``search/plan.py`` (what is asked),
+``fixtures.py`` / ``search/fixtures.py`` (the request, through ``recall/dispatch.py`` or
+``search/dispatch.py`` + ``search/fetch.py``), ``scorecard.py`` (the record),
+``controller.py`` (outcome, then ``recall/dumps.py`` or ``search/reports.py``). The rest
+is session plumbing: options, usage checks, run state, shards, xdist distribution.
 """
 
 from __future__ import annotations
@@ -30,8 +36,8 @@ from needle_lib.plugin.fixtures import (
 )
 from needle_lib.plugin.lean import configure_lean_run, freeze_collected
 from needle_lib.plugin.options import add_options
+from needle_lib.plugin.recall.resume import check_resume
 from needle_lib.plugin.reports import EVALS_DIR, default_html_report
-from needle_lib.plugin.resume import check_resume
 from needle_lib.plugin.retention import CaseRetention
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.session import (
@@ -68,7 +74,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needle_recall: a positional-recall case")
     config.addinivalue_line("markers", "needle_placeholder: a bench with no case (dropped)")
     if has_query_set(config):
-        from needle_lib.plugin import search_fixtures
+        from needle_lib.plugin.search import fixtures as search_fixtures
 
         config.pluginmanager.register(search_fixtures, SEARCH_FIXTURES)
     config.pluginmanager.register(CaseRetention(config), "needle-retention")

@@ -15,11 +15,11 @@ import pytest
 from needle_lib.contract.dumpfiles import DumpError, read_recall_dump
 from needle_lib.contract.outcome import Outcome, report_outcome
 from needle_lib.contract.records import CaseRecord
-from needle_lib.plugin.dumps import RecallDumps
+from needle_lib.plugin.recall.dumps import RecallDumps
+from needle_lib.plugin.recall.resume import resumed
 from needle_lib.plugin.reports import drop_default_report
-from needle_lib.plugin.resume import resumed
 from needle_lib.plugin.scorecard import record_of
-from needle_lib.plugin.search_reports import SearchReports
+from needle_lib.plugin.search.reports import SearchReports
 from needle_lib.plugin.session import dump_path, result_store, results_dir, use_color
 from needle_lib.recall.gates import GateSettings, check_gates
 from needle_lib.report.html import (
@@ -134,7 +134,7 @@ class Controller:
         if queries:
             return (f"no case ran: {queries} has no rows for the selected benches (rows name "
                     f"their bench in 'query_source')")
-        from needle_lib.plugin.search import HOW_TO_RUN  # the search half, only to say this
+        from needle_lib.plugin.search.plan import HOW_TO_RUN  # the search half, only to say this
 
         return f"no case ran. {HOW_TO_RUN}"
 

@@ -1,5 +1,5 @@
 """Recall fixtures: the request lives here (setup), so infrastructure failures are pytest
-ERRORs (search has its own, in ``search_fixtures``).
+ERRORs (search has its own, in ``search.fixtures``).
 
 ``recall_answer`` sends one recall request, after two guards shared across xdist workers:
 fail-fast (a model with N consecutive infrastructure errors is skipped) and a preflight (one
@@ -19,15 +19,15 @@ import pytest
 from needle_lib.contract.records import recall_case_record
 from needle_lib.llm import ChatResult
 from needle_lib.llm.client import ChatClient
-from needle_lib.plugin.dispatch import RecallDispatcher
-from needle_lib.plugin.recall import (
+from needle_lib.plugin.recall.dispatch import RecallDispatcher
+from needle_lib.plugin.recall.plan import (
     RecallCase,
     RecallClients,
     ask,
     preflight,
     recall_case_of,
 )
-from needle_lib.plugin.resume import stored_answer
+from needle_lib.plugin.recall.resume import stored_answer
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.scorecard import Scorecard
 from needle_lib.plugin.session import recall_plan, run_state, use_color

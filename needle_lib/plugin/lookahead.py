@@ -8,7 +8,7 @@ a kill can lose. The cases themselves stay ordinary pytest cases recorded in run
 ids, verdicts and guards (fail-fast) are those of a serial run.
 
 Shared by the recall dispatcher (``dispatch.py``: a (corpus, model) pair is a lane) and the
-search dispatcher (``search_dispatch.py``: an engine is a lane).
+search dispatcher (``search/dispatch.py``: an engine is a lane).
 """
 
 from __future__ import annotations

@@ -12,13 +12,13 @@ from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.console import want_color
 from needle_lib.errors import UsageError as NeedleUsageError
 from needle_lib.paths import RESULTS_DIR
-from needle_lib.plugin.recall import RecallPlan, build_plan
+from needle_lib.plugin.recall.plan import RecallPlan, build_plan
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.shard import part_path, writes_parts
 from needle_lib.recall.store import ResultStore
 
 if TYPE_CHECKING:
-    from needle_lib.plugin.search import SearchPlan
+    from needle_lib.plugin.search.plan import SearchPlan
 
 RUN_DIR_KEY = "needle_run_dir"
 plan_key = pytest.StashKey[RecallPlan]()
@@ -41,7 +41,7 @@ def search_plan(config: pytest.Config) -> SearchPlan:
     """The run's search plan (queries × engines), built once per process; every bench's
     rows are checked here, so a malformed gold row is one usage error before collection."""
     if search_plan_key not in config.stash:
-        from needle_lib.plugin.search import build_search_plan  # the search half, on demand
+        from needle_lib.plugin.search.plan import build_search_plan  # the search half, on demand
 
         try:
             plan = build_search_plan(config)

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from needle_lib.plugin.recall import RecallCase, recall_case_of
+from needle_lib.plugin.recall.plan import RecallCase, recall_case_of
 
 if TYPE_CHECKING:
-    from needle_lib.plugin.search import SearchCase
+    from needle_lib.plugin.search.plan import SearchCase
 
 SHARD_BY = ("pair", "case")
 PARTS_DIR = "parts"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from needle_lib.plugin.distribution import require_grouping
+from needle_lib.plugin.recall.resume import check_explicit_dump, check_resume
 from needle_lib.plugin.reports import EVALS_DIR
-from needle_lib.plugin.resume import check_explicit_dump, check_resume
 from needle_lib.plugin.session import recall_plan, search_plan, selected_paths
 
 RECALL_MODULE = EVALS_DIR / "test_recall.py"

@@ -20,9 +20,9 @@ from needle_lib.net.slots import CallSlots
 from needle_lib.plugin.distribution import SCATTERING, run_dist
 from needle_lib.plugin.fixtures import fail_fast, tripped
 from needle_lib.plugin.scorecard import Scorecard
-from needle_lib.plugin.search import SearchCase, SearchClients, judged_result, matched_result
-from needle_lib.plugin.search_dispatch import SearchDispatcher
-from needle_lib.plugin.search_fetch import CaseWork, JudgedWork, MatchedWork
+from needle_lib.plugin.search.dispatch import SearchDispatcher
+from needle_lib.plugin.search.fetch import CaseWork, JudgedWork, MatchedWork
+from needle_lib.plugin.search.plan import SearchCase, SearchClients, judged_result, matched_result
 from needle_lib.plugin.session import run_state, search_plan
 
 

@@ -24,7 +24,7 @@ from needle_lib.contract.outcome import is_answered
 from needle_lib.contract.setup import refusal as setup_refusal
 from needle_lib.contract.setup import setup_differences
 from needle_lib.llm import ChatResult
-from needle_lib.plugin.recall import RecallCase, RecallPlan
+from needle_lib.plugin.recall.plan import RecallCase, RecallPlan
 from needle_lib.plugin.session import dump_path, result_store
 from needle_lib.recall.results import new_dump, stored_result
 

@@ -20,8 +20,8 @@ from concurrent.futures import Future
 
 from needle_lib.benches.registry import bench_named
 from needle_lib.plugin.lookahead import Lookahead
-from needle_lib.plugin.search import SearchCase, SearchClients
-from needle_lib.plugin.search_fetch import CaseWork, fetch_judged, fetch_matched
+from needle_lib.plugin.search.fetch import CaseWork, fetch_judged, fetch_matched
+from needle_lib.plugin.search.plan import SearchCase, SearchClients
 
 
 class SearchDispatcher:

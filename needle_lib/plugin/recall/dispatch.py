@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from needle_lib.llm import ChatResult, LLMError
 from needle_lib.plugin.lookahead import Lookahead
-from needle_lib.plugin.recall import RecallCase
+from needle_lib.plugin.recall.plan import RecallCase
 from needle_lib.tomlconf import ConfigError
 
 Send = Callable[[RecallCase], ChatResult]
