@@ -17,7 +17,7 @@ from needle_lib.tomlconf import ConfigError
 REAL_TIME_READERS = {
     "clock.py": "the one source of the run's moment",
     "net/retry.py": "a Retry-After date counts down on the real clock",
-    "plugin/search_reports.py": "a report's start time is when it really ran",
+    "plugin/search/reports.py": "a report's start time is when it really ran",
     "recall/store.py": "a run file is named by when the run really started",
 }
 WALL_CLOCK = re.compile(r"datetime\.(now|utcnow|today)\(|date\.today\(")
