@@ -6,6 +6,7 @@ worker's reports. Workers never write dumps, so a dump has exactly one writer.
 
 from __future__ import annotations
 
+import os
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -19,18 +20,28 @@ from needle_lib.plugin.recall.dumps import RecallDumps
 from needle_lib.plugin.recall.resume import resumed
 from needle_lib.plugin.reports import drop_default_report
 from needle_lib.plugin.scorecard import record_of
+from needle_lib.plugin.search.case_page import CaseDetailPage
 from needle_lib.plugin.search.reports import SearchReports
-from needle_lib.plugin.session import dump_path, result_store, results_dir, use_color
+from needle_lib.plugin.session import (
+    dump_path,
+    has_query_set,
+    result_store,
+    results_dir,
+    use_color,
+)
 from needle_lib.recall.gates import GateSettings, check_gates
 from needle_lib.report.html import (
     diff_html,
-    search_case_html,
+    search_case_score,
     search_summary_html,
     summary_html,
 )
 from needle_lib.report.search_summary import engine_table
 from needle_lib.report.terminal import summary_table
 from needle_lib.report.untrusted import escape_id_cell
+
+#: The score column's place in the pytest-html table: after the result and the test id.
+SCORE_COLUMN = 2
 
 
 def outcome_of(report: pytest.TestReport, record: CaseRecord) -> Outcome | None:
@@ -82,6 +93,10 @@ class Controller:
         self.gate_failures: list[str] = []
         self.messages: list[str] = []
         self.ran_cases = False
+        #: search runs: the pytest-html page has a score column and links each search case
+        #: to its section of the detail page (``search/case_page.py``)
+        self.search_run = has_query_set(config)
+        self.detail: CaseDetailPage | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -112,10 +127,12 @@ class Controller:
         if record["kind"] == "recall":
             self.recall.add(record, outcome)
             if record.get("diff") is not None:
-                self._attach_html(report, diff_html(case, record["diff"]))
+                self._attach_extra(report, "html", diff_html(case, record["diff"]))
         elif record["kind"] == "search":
             self.search.add(record, outcome)
-            self._attach_html(report, search_case_html(case))
+            if self.detail is not None:
+                link = self.detail.add(report.nodeid, case, outcome)
+                self._attach_extra(report, "url", link, name="detail")
 
     def _teardown_failed(self, report: pytest.TestReport, record: CaseRecord) -> None:
         """A fixture's cleanup failed after the case was settled: the verdict stands (it was
@@ -143,10 +160,18 @@ class Controller:
             self.messages.append(message)
 
     @staticmethod
-    def _attach_html(report: pytest.TestReport, html: str) -> None:
+    def _attach_extra(report: pytest.TestReport, kind: str, content: str, **how: str) -> None:
         from pytest_html import extras
 
-        report.extras = [*getattr(report, "extras", []), extras.html(html)]  # type: ignore[attr-defined]
+        extra = getattr(extras, kind)(content, **how)
+        report.extras = [*getattr(report, "extras", []), extra]  # type: ignore[attr-defined]
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Where the detail page goes: beside the pytest-html page, resolved as pytest-html
+        resolves it (after ``--html`` defaulted, before any case)."""
+        html = self.config.getoption("htmlpath", None)
+        if self.search_run and html:
+            self.detail = CaseDetailPage(Path.cwd() / Path(os.path.expandvars(html)).expanduser())
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not session.items and not hasattr(session.config, "workerinput"):
@@ -158,6 +183,8 @@ class Controller:
             drop_default_report(self.config)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.detail is not None:
+            self.detail.close()
         if not self.ran_cases and not self.config.getoption("collectonly"):
             self._note(self._nothing_ran())
         self.finished = self.recall.finish()
@@ -171,9 +198,19 @@ class Controller:
         if (self.gate_failures or empty) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    def pytest_html_results_table_header(self, cells: list[str]) -> None:
+        if self.search_run:
+            cells.insert(SCORE_COLUMN,
+                         '<th class="sortable" data-column-type="score">Score</th>')
+
     def pytest_html_results_table_row(self, report: pytest.TestReport | pytest.CollectReport,
                                       cells: list[str]) -> None:
         escape_id_cell(cells)  # pytest-html inserts the id unescaped, via innerHTML
+        if self.search_run and cells:
+            record = record_of(report)
+            score = search_case_score(record["case"]) if record and \
+                record["kind"] == "search" else ""
+            cells.insert(SCORE_COLUMN, f'<td class="col-score">{escape(score)}</td>')
 
     def pytest_html_results_table_html(self, report: pytest.TestReport | pytest.CollectReport,
                                        data: list[str]) -> None:

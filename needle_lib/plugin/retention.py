@@ -5,7 +5,9 @@ terminal reporter and pytest-html keep every report to the end of the run: a 20,
 search run held 20,000 records (results, snippets, judge reasoning, a header each) until
 it exited. Once every plugin has seen a case's teardown report the record has done its
 work (the controller journaled it, pytest-html and junitxml took what they show), so it
-is dropped from the item and the reports.
+is dropped from the item and the reports. pytest-html also keeps each case's setup, call and
+teardown reports in a table of its own that it reads only while it turns the case into rows,
+at the teardown report: the case's entry is dropped from that table once it has.
 
 pytest's failure summary also looks up each failed case's teardown report in the list of
 every passing setup and teardown report (``TerminalReporter._get_teardown_reports``):
@@ -37,6 +39,7 @@ class CaseRetention:
         #: a case's reports seen so far, until its teardown report (xdist ships each report
         #: on its own, so they do not share the item's list of properties)
         self._reports: dict[str, list[pytest.TestReport]] = {}
+        self._html_tables: list[dict[str, Any]] | None = None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, Any, Any]:
@@ -48,7 +51,21 @@ class CaseRetention:
         if report.when == "teardown":
             for settled in self._reports.pop(report.nodeid):
                 settled.user_properties = without_record(settled.user_properties)
+            for table in self._html_report_tables():
+                table.pop(report.nodeid, None)
         return result
+
+    def _html_report_tables(self) -> list[dict[str, Any]]:
+        """pytest-html's per-case report tables (``BaseReport._reports``, a plain dict of
+        node id → reports): none when pytest-html writes no page."""
+        if self._html_tables is None:
+            from pytest_html.basereport import BaseReport
+
+            plugins = self._config.pluginmanager.get_plugins()
+            tables = (getattr(plugin, "_reports", None) for plugin in plugins
+                      if isinstance(plugin, BaseReport))
+            self._html_tables = [table for table in tables if isinstance(table, dict)]
+        return self._html_tables
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, Any]:

@@ -1,4 +1,5 @@
-"""HTML renderings for pytest-html reports: a case's diff and the run summary table.
+"""HTML renderings for pytest-html reports: a case's diff, the run summary table, and the
+search cases' score cell and detail.
 
 Inline styles only, so a self-contained report looks right offline.
 """
@@ -123,3 +124,17 @@ def search_case_html(case: dict[str, Any]) -> str:
     return (f'<div class="needle-search"><p><b>{head}</b></p>{gold_line}<table border="1" '
             f'style="border-collapse:collapse"><tr><th>#</th><th>{columns[0]}</th>'
             f'<th>result</th><th>{columns[1]}</th></tr>{"".join(rows)}</table></div>')
+
+
+def search_case_score(case: dict[str, Any]) -> str:
+    """A search case's score in one short cell: the judged ratings in rank order (best
+    first, so the column sorts by it), or the known-item hit rank; empty without a verdict
+    (an error or a skip)."""
+    if case.get("verdict") is None:
+        return ""
+    if "hit_rank" in case:
+        return "miss" if case["hit_rank"] is None else f"hit @{case['hit_rank']}"
+    ratings = [r.get("rating") for r in case.get("results", [])]
+    shown = " ".join("?" if rating is None else str(rating) for rating in ratings)
+    best = max((rating for rating in ratings if rating is not None), default=0)
+    return f"best {best} · {shown}" if ratings else "no results"
