@@ -14,17 +14,23 @@ PROBE = """
 import json
 from pathlib import Path
 
+from pytest_html.basereport import BaseReport
+
 def pytest_sessionfinish(session):
     Path("items.json").write_text(json.dumps(
         [name for item in session.items for name, _ in item.user_properties]))
 
 def pytest_terminal_summary(terminalreporter):
     stats = terminalreporter.stats
+    html = [plugin for plugin in terminalreporter.config.pluginmanager.get_plugins()
+            if isinstance(plugin, BaseReport)]
     settled = [r for key in ("passed", "failed") for r in stats.get(key, [])]
     Path("probe.json").write_text(json.dumps({
         "settled": len(settled),
         "failed": len(stats.get("failed", [])),
         "quiet": len(stats.get("", [])),
+        "html_pages": len(html),
+        "html_kept": sum(len(plugin._reports) for plugin in html),
         "carrying": sum(any(n == "needle_record" for n, _ in r.user_properties)
                         for r in settled)}))
 """
@@ -54,6 +60,7 @@ def test_a_settled_case_leaves_no_record_behind(pytester, tmp_path, monkeypatch,
     probe = json.loads((pytester.path / "probe.json").read_text())
     assert probe["settled"] == 12 and probe["carrying"] == 0
     assert probe["quiet"] == 0  # no passing setup/teardown report of a case is listed
+    assert probe["html_pages"] == 1 and probe["html_kept"] == 0  # rowed, then let go
     if not extra:  # the controller's items are the ones that ran
         assert "needle_record" not in json.loads((pytester.path / "items.json").read_text())
     # the report still has every case, and a failed case is still summarised

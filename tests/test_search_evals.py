@@ -61,8 +61,9 @@ def test_news_report_recomputes_and_second_run_uses_the_judge_cache(
     judged_results = [r for row in report["engines"]["exa"]["per_query"] for r in row["results"]]
     assert all(r["gates"]["integrity"] == "pass" for r in judged_results)
     assert search_env.requests["profile"] >= 4  # one per query (per worker at most)
-    (html,) = (tmp_path / "r1" / "reports").glob("*.html")
-    assert "needle-search" in html.read_text() and "judge reasoning" in html.read_text()
+    (detail,) = (tmp_path / "r1" / "reports").glob("*.cases.html")  # each case's results
+    html = detail.with_name(detail.name.removesuffix(".cases.html") + ".html")
+    assert detail.name in html.read_text() and "judge reasoning" in detail.read_text()
     judged = search_env.requests["judge"]
 
     second = run_evals(pytester, tmp_path / "r2", *args, module="")

@@ -112,12 +112,13 @@ def test_search_report_and_every_site_page_keep_payloads_inert(search_site, tmp_
     report, site = search_site
     html = report.read_text(encoding="utf-8")
     assert "best-hiking-boots-img-src-x" in html  # the readable, safe test id
-    pages = [report, *sorted((site / "dashboard").rglob("*.html"))]
-    assert len(pages) > 3
+    detail = report.with_name("report.cases.html")  # each case's results, linked per row
+    pages = [report, detail, *sorted((site / "dashboard").rglob("*.html"))]
+    assert len(pages) > 4
     doms = _render_all(pages, tmp_path)
     _assert_inert(doms)
     latest = [dom for page, dom in doms.items() if "latest" in page.name]
-    shown = "".join(latest) + doms[report]
+    shown = "".join(latest) + doms[detail]
     assert "https://ok.example/boots" in shown  # an http(s) result is still a link
     assert "javascript:" in shown  # …and a script URL is still shown, as text
 
