@@ -37,19 +37,30 @@ from needle_lib.testing.openai_server import FakeOpenAIServer  # noqa: E402
 from needle_lib.tokens import count_tokens  # noqa: E402
 
 
-def pytest_run(args: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+def pytest_process(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """``pytest ARGS`` started in the repository, its output captured."""
     # Measure as users run: with bytecode caching on (some sandboxes export
     # PYTHONDONTWRITEBYTECODE, which makes every process recompile pytest and its plugins).
     base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    started = time.perf_counter()
-    proc = subprocess.run(
+    return subprocess.Popen(
         [sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider", "-q", "--no-color"],
-        cwd=ROOT, capture_output=True, text=True, env={**base, **(env or {})},
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**base, **(env or {})},
     )
+
+
+def check_exit(returncode: int, stdout: str) -> None:
+    if returncode not in (0, 1):
+        raise SystemExit(f"pytest failed ({returncode}):\n{stdout[-3000:]}")
+
+
+def pytest_run(args: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+    started = time.perf_counter()
+    with pytest_process(args, env) as proc:
+        stdout, _ = proc.communicate()
     wall = time.perf_counter() - started
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"pytest failed ({proc.returncode}):\n{proc.stdout[-3000:]}")
-    return wall, proc.stdout
+    check_exit(proc.returncode, stdout)
+    return wall, stdout
 
 
 def overhead_per_case(tmp: Path) -> tuple[float, float, float, int]:

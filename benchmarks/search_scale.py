@@ -1,4 +1,4 @@
-"""Search runs stay linear: per-case overhead at a small and a large query set (not a test).
+"""Search runs stay linear and cheap per case: a small and a large query set (not a test).
 
 Runs ``pytest evals -k news`` serially (``--search-lookahead 1``: one case at a time, so
 the gaps measure the harness, not overlap) against zero-latency loopback engines (exa,
@@ -7,7 +7,14 @@ request, so the gaps between engine requests at the server are the per-case time
 figure is their mean over the last 200 cases of each run (process start-up excluded). Before
 run journals the report was rebuilt after every case, so the per-case time grew with the
 run (600 × 2 cases took 25× the time of 100 × 2). Target: the large run's per-case time
-within 1.5× of the small run's. Also printed: the final report build time (once per run).
+within 1.5× of the small run's.
+
+Per size it prints: wall and CPU milliseconds per case (CPU: the pytest process's user +
+system time between those engine requests, read from ``/proc`` as each arrives; on a loaded
+machine the wall figure includes waiting for a core, the CPU figure does not), wall and CPU
+seconds after the last case (final report, HTML page, exit), and the process's peak RSS. A
+case's time includes its six or so HTTP round trips (one search, about five judge calls)
+through the client; the loopback server runs in this process.
 
 Run: ``uv run python benchmarks/search_scale.py [SMALL LARGE]`` (cases; default 200 20000).
 """
@@ -19,47 +26,91 @@ import resource
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from harness import pytest_run  # noqa: E402
+from harness import check_exit, pytest_process  # noqa: E402
 
 from needle_lib.testing.search_server import FakeSearchServer  # noqa: E402
 
 WINDOW = 200
+TICK = os.sysconf("SC_CLK_TCK")
 
 
-def per_case(tmp: Path, cases: int) -> tuple[float, float, float]:
-    """(mean seconds per case over the run's last WINDOW cases, seconds after the last case,
-    peak RSS in MB of the largest pytest process so far: runs go small then large)."""
+@dataclass
+class Scale:
+    cases: int
+    wall_ms: float  # per case, over the last WINDOW cases
+    cpu_ms: float
+    tail_s: float  # after the last case
+    tail_cpu_s: float
+    peak_mb: float
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a live process (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+class ArrivalLog(list):
+    """``engine_times`` that also notes the pytest process's CPU time at each arrival."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pid = 0
+        self.cpu: list[float] = []
+
+    def append(self, when: float) -> None:
+        self.cpu.append(cpu_seconds(self.pid))
+        super().append(when)
+
+
+def measure(tmp: Path, cases: int) -> Scale:
+    """One serial run of ``cases`` cases. Runs go small then large, so the children's peak
+    RSS after a run is that run's (the larger so far)."""
     queries = tmp / f"q{cases}.txt"
     queries.write_text("".join(f"benchmark query number {i}\n" for i in range(cases // 2)))
+    cpu_before = children_cpu()
     with FakeSearchServer() as server:
+        arrivals = server.engine_times = ArrivalLog()
         env = {**server.env(), "NEEDLE_CACHE_DIR": str(tmp / f"cache{cases}")}
-        pytest_run(["evals", "-k", "news", "--queries", str(queries), "--engines",
-                    "exa,brave", "--results-dir", str(tmp / f"r{cases}"),
-                    "--html", str(tmp / f"{cases}.html"), "-p", "no:randomly",
-                    "--search-lookahead", "1"], env)
+        with pytest_process(["evals", "-k", "news", "--queries", str(queries), "--engines",
+                             "exa,brave", "--results-dir", str(tmp / f"r{cases}"),
+                             "--html", str(tmp / f"{cases}.html"), "-p", "no:randomly",
+                             "--search-lookahead", "1"], env) as proc:
+            arrivals.pid = proc.pid
+            stdout, _ = proc.communicate()
         ended = time.monotonic()
-        times = server.engine_times
-    window = times[-min(WINDOW, len(times) - 1) - 1:]
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
-    return (window[-1] - window[0]) / (len(window) - 1), ended - times[-1], peak_mb
+    check_exit(proc.returncode, stdout)
+    total_cpu = children_cpu() - cpu_before
+    start = -min(WINDOW, len(arrivals) - 1) - 1
+    times, cpu = arrivals[start:], arrivals.cpu[start:]
+    return Scale(cases, (times[-1] - times[0]) / (len(times) - 1) * 1000,
+                 (cpu[-1] - cpu[0]) / (len(cpu) - 1) * 1000, ended - times[-1],
+                 total_cpu - arrivals.cpu[-1],
+                 resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)  # KiB
 
 
 def search_scale_line(small: int = 200, large: int = 20000) -> str:
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory() as name:
-        (a, tail_a, _), (b, tail_b, peak) = (per_case(Path(name), small),
-                                             per_case(Path(name), large))
-    return (f"search run, serial, zero-latency loopback engines and judge: "
-            f"{a * 1000:.1f} ms per case at {small} cases, {b * 1000:.1f} ms at {large} "
-            f"(last {WINDOW} cases each): {b / a:.2f}× (target ≤ 1.5×); after the last case "
-            f"(final report, HTML, exit): {tail_a:.1f} s and {tail_b:.1f} s; peak RSS of the "
-            f"{large}-case run {peak:.0f} MB (targets ≤ 5 ms per case, ≤ 600 MB)")
+        a, b = measure(Path(name), small), measure(Path(name), large)
+    sizes = "; ".join(
+        f"{s.cases} cases: {s.wall_ms:.1f} ms wall, {s.cpu_ms:.1f} ms CPU per case (last "
+        f"{WINDOW}), {s.tail_s:.1f} s wall, {s.tail_cpu_s:.1f} s CPU after the last case, "
+        f"peak RSS {s.peak_mb:.0f} MB" for s in (a, b))
+    return (f"search run, serial, zero-latency loopback engines and judge: {sizes}; "
+            f"per-case wall {b.wall_ms / a.wall_ms:.2f}×, CPU {b.cpu_ms / a.cpu_ms:.2f}× "
+            f"(target ≤ 1.5×; ≤ 5 ms per case, ≤ 600 MB, a few seconds after the last case)")
 
 
 def main() -> None:
