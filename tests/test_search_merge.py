@@ -8,7 +8,13 @@ import json
 
 import pytest
 
-from needle_lib.benches.runfiles import Journal, assemble_report, finish_run, journal_path
+from needle_lib.benches.runfiles import (
+    Journal,
+    assemble_report,
+    finish_run,
+    journal_path,
+    read_run,
+)
 from needle_lib.cli import main
 
 ENGINES = ["exa", "brave"]
@@ -108,6 +114,26 @@ def test_a_finished_journal_is_the_report_and_goes_away(tmp_path):
     assert report == json.loads(path.read_text(encoding="utf-8"))
     assert report == assemble_report(header(), CASES)
     assert not journal.path.exists()
+
+
+def test_a_journal_read_back_holds_each_key_and_short_value_once(tmp_path):
+    """A journal is a JSON document per line, and json shares keys only within a document:
+    read back, 20,000 cases held their results' keys and gate verdicts once per case. The
+    reader shares them across lines; long text (snippets, queries) stays per case."""
+    journal = Journal(journal_path(tmp_path / "run.json"), header())
+    for c in CASES:
+        journal.append(c)
+    journal.close(remove=False)
+    _, cases = read_run(journal.path)
+    assert cases == CASES
+    first, second = cases[0]["results"][0], cases[2]["results"][0]
+    for key in ("url", "title", "det_match"):
+        (mine,) = [k for k in first if k == key]
+        (theirs,) = [k for k in second if k == key]
+        assert mine is theirs
+    assert first["title"] is second["title"]  # "t": a short value
+    assert cases[0]["engine"] is cases[2]["engine"]
+    assert first["url"] is not cases[1]["results"][0]["url"]  # different text
 
 
 def test_a_snippet_with_a_unicode_line_separator_stays_one_journal_line(tmp_path):
