@@ -4,6 +4,7 @@ journal becomes a report."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -16,6 +17,7 @@ from needle_lib.benches.runfiles import (
     read_run,
 )
 from needle_lib.cli import main
+from needle_lib.jsonio import write_json_in_pieces
 
 ENGINES = ["exa", "brave"]
 
@@ -158,3 +160,31 @@ def test_a_report_has_a_line_per_case(tmp_path):
         assert f"  {json.dumps(c, ensure_ascii=False)}," in lines or \
             f"  {json.dumps(c, ensure_ascii=False)}" in lines
     assert json.loads(path.read_text(encoding="utf-8")) == assemble_report(header(), CASES)
+
+
+class Writes(io.StringIO):
+    """A text file that remembers its largest single write."""
+
+    largest = 0
+
+    def write(self, text: str) -> int:
+        self.largest = max(self.largest, len(text))
+        return super().write(text)
+
+
+def test_a_reports_tables_are_written_in_pieces_as_the_same_text(tmp_path):
+    """The per-engine tables are as large as the cases: written an item at a time, never
+    as one string, and byte for byte what json.dumps writes (a float key, an empty object,
+    a line separator and an accent included)."""
+    report = assemble_report(header(), CASES * 20)
+    odd = {"a": [], "b": {}, "c": [1, {"d": "é\u2028"}], "n": {1.5: 2}, "e": [[], [{}], "x"]}
+    for value in (report["engines"], report, odd, [], "text", None):
+        out = Writes()
+        write_json_in_pieces(out, value)
+        assert out.getvalue() == json.dumps(value, ensure_ascii=False)
+    out = Writes()
+    write_json_in_pieces(out, report["engines"])
+    assert out.largest * 10 < len(out.getvalue())
+    path = write(tmp_path / "run.json", header(), CASES)
+    engines = json.dumps(assemble_report(header(), CASES)["engines"], ensure_ascii=False)
+    assert f'"engines": {engines},' in path.read_text(encoding="utf-8").splitlines()
