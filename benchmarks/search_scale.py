@@ -11,10 +11,12 @@ within 1.5× of the small run's.
 
 Per size it prints: wall and CPU milliseconds per case (CPU: the pytest process's user +
 system time between those engine requests, read from ``/proc`` as each arrives; on a loaded
-machine the wall figure includes waiting for a core, the CPU figure does not), wall and CPU
-seconds after the last case (final report, HTML page, exit), and the process's peak RSS. A
-case's time includes its six or so HTTP round trips (one search, about five judge calls)
-through the client; the loopback server runs in this process.
+machine the wall figure includes waiting for a core, the CPU figure does not; and the main
+thread's share: pytest and the harness, while the engine and judge HTTP clients run on the
+event loop's thread), wall and CPU seconds after the last case (final report, HTML page,
+exit), and the process's peak RSS. A case's time includes its six or so HTTP round trips
+(one search, about five judge calls) through the client; the loopback server runs in this
+process.
 
 Run: ``uv run python benchmarks/search_scale.py [SMALL LARGE]`` (cases; default 200 20000).
 """
@@ -46,14 +48,15 @@ class Scale:
     cases: int
     wall_ms: float  # per case, over the last WINDOW cases
     cpu_ms: float
+    main_cpu_ms: float  # the main thread's share of cpu_ms
     tail_s: float  # after the last case
     tail_cpu_s: float
     peak_mb: float
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a live process (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_seconds(stat: str) -> float:
+    """User + system CPU seconds of a live process or thread (a Linux ``/proc`` stat file)."""
+    fields = Path(stat).read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
 
 
@@ -63,15 +66,19 @@ def children_cpu() -> float:
 
 
 class ArrivalLog(list):
-    """``engine_times`` that also notes the pytest process's CPU time at each arrival."""
+    """``engine_times`` that also notes the pytest process's CPU time at each arrival, all
+    of it and its main thread's (pytest and the harness: the HTTP clients run on the
+    event loop's thread)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.pid = 0
         self.cpu: list[float] = []
+        self.main_cpu: list[float] = []
 
     def append(self, when: float) -> None:
-        self.cpu.append(cpu_seconds(self.pid))
+        self.cpu.append(cpu_seconds(f"/proc/{self.pid}/stat"))
+        self.main_cpu.append(cpu_seconds(f"/proc/{self.pid}/task/{self.pid}/stat"))
         super().append(when)
 
 
@@ -94,9 +101,10 @@ def measure(tmp: Path, cases: int) -> Scale:
     check_exit(proc.returncode, stdout)
     total_cpu = children_cpu() - cpu_before
     start = -min(WINDOW, len(arrivals) - 1) - 1
-    times, cpu = arrivals[start:], arrivals.cpu[start:]
+    times, cpu, main = arrivals[start:], arrivals.cpu[start:], arrivals.main_cpu[start:]
     return Scale(cases, (times[-1] - times[0]) / (len(times) - 1) * 1000,
-                 (cpu[-1] - cpu[0]) / (len(cpu) - 1) * 1000, ended - times[-1],
+                 (cpu[-1] - cpu[0]) / (len(cpu) - 1) * 1000,
+                 (main[-1] - main[0]) / (len(main) - 1) * 1000, ended - times[-1],
                  total_cpu - arrivals.cpu[-1],
                  resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)  # KiB
 
@@ -105,8 +113,9 @@ def search_scale_line(small: int = 200, large: int = 20000) -> str:
     with tempfile.TemporaryDirectory() as name:
         a, b = measure(Path(name), small), measure(Path(name), large)
     sizes = "; ".join(
-        f"{s.cases} cases: {s.wall_ms:.1f} ms wall, {s.cpu_ms:.1f} ms CPU per case (last "
-        f"{WINDOW}), {s.tail_s:.1f} s wall, {s.tail_cpu_s:.1f} s CPU after the last case, "
+        f"{s.cases} cases: {s.wall_ms:.1f} ms wall, {s.cpu_ms:.1f} ms CPU ({s.main_cpu_ms:.1f} "
+        f"ms main thread) per case (last {WINDOW}), {s.tail_s:.1f} s wall, "
+        f"{s.tail_cpu_s:.1f} s CPU after the last case, "
         f"peak RSS {s.peak_mb:.0f} MB" for s in (a, b))
     return (f"search run, serial, zero-latency loopback engines and judge: {sizes}; "
             f"per-case wall {b.wall_ms / a.wall_ms:.2f}×, CPU {b.cpu_ms / a.cpu_ms:.2f}× "
