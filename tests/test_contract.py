@@ -62,6 +62,19 @@ def test_a_policy_skip_is_answered_and_a_fail_fast_skip_is_not():
     assert not is_answered({"outcome": "error", "scored": None})
 
 
+def test_a_search_case_is_answered_by_its_verdict_and_never_by_an_error_or_skip():
+    """Search ``--resume`` keeps what recall keeps: a verdict, never an infrastructure
+    outcome (a search case has no ``scored``, so it is never a policy skip)."""
+    search = {"query_id": "q", "engine": "exa", "results": [], "search_error": None}
+    assert is_answered({**search, "outcome": "passed", "verdict": "hit at rank 1"})
+    assert is_answered({**search, "outcome": "failed", "verdict": "ratings [0]"})
+    assert not is_answered({**search, "outcome": "error", "search_error": "HTTP 500"})
+    assert not is_answered({**search, "outcome": "error", "judge_errors": 2})
+    for reason in ("exa: set EXA_API_KEY", "fail-fast: 2 consecutive errors",
+                   "relevance judge not configured"):
+        assert not is_answered({**search, "outcome": "skipped", "skip_reason": reason})
+
+
 def test_bookkeeping_never_blocks_and_setup_leaves_are_named():
     moved = _with(model__request__base_url="http://b", model__request__timeout=5,
                   model__request__label="other", model__label="other",
