@@ -73,8 +73,10 @@ def journal_cases(results: Path) -> int:
     journals = list((results / "search").glob(f"*{JOURNAL_SUFFIX}"))
     if not journals:
         return 0
-    return sum(line.endswith("\n") and line.startswith('{"case"')
-               for line in journals[0].read_text(encoding="utf-8").splitlines(keepends=True))
+    return sum(
+        line.endswith("\n") and line.startswith('{"case"')
+        for line in journals[0].read_text(encoding="utf-8").splitlines(keepends=True)
+    )
 
 
 def wait_for_journal(results: Path, count: int, proc: subprocess.Popen) -> None:
@@ -87,8 +89,7 @@ def wait_for_journal(results: Path, count: int, proc: subprocess.Popen) -> None:
         time.sleep(0.05)
 
 
-def test_a_killed_news_run_resumes_to_the_uninterrupted_report(pytester, tmp_path,
-                                                                monkeypatch):
+def test_a_killed_news_run_resumes_to_the_uninterrupted_report(pytester, tmp_path, monkeypatch):
     queries = news_queries(tmp_path)
     args = (*NEWS, "--queries", str(queries))
     with serve(monkeypatch, tmp_path, "whole"):
@@ -99,10 +100,24 @@ def test_a_killed_news_run_resumes_to_the_uninterrupted_report(pytester, tmp_pat
     results = tmp_path / "killed"
     with serve(monkeypatch, tmp_path, "killed", latency={"exa": 0.3, "brave": 0.3}):
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest", str(EVALS), f"--rootdir={REPO_ROOT}",
-             "--results-dir", str(results), "-p", "no:cacheprovider", "-q", *args],
-            cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                str(EVALS),
+                f"--rootdir={REPO_ROOT}",
+                "--results-dir",
+                str(results),
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                *args,
+            ],
+            cwd=REPO_ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             wait_for_journal(results, 4, proc)
         finally:
@@ -118,8 +133,9 @@ def test_a_killed_news_run_resumes_to_the_uninterrupted_report(pytester, tmp_pat
     with serve(monkeypatch, tmp_path, "resumed") as fresh:
         result = run_evals(pytester, results, *args, "--resume", module="")
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-    result.stdout.fnmatch_lines([f"--resume: news: reusing {kept} answered case(s) of "
-                                 f"{journal}; the rest are asked"])
+    result.stdout.fnmatch_lines(
+        [f"--resume: news: reusing {kept} answered case(s) of {journal}; the rest are asked"]
+    )
     # kept cases were neither searched nor judged: only the rest reached the fakes
     assert fresh.requests["exa"] + fresh.requests["brave"] == 12 - kept
     assert len(fresh.verdict_prompts) == RESULTS_PER_CASE * (12 - kept)
@@ -143,7 +159,8 @@ def cut_journal(report_path: Path, keep: int, *, first: tuple[str, str]) -> Path
 
 
 def test_a_cut_journal_resumes_under_xdist_and_lanes_and_errors_run_again(
-        pytester, tmp_path, monkeypatch):
+    pytester, tmp_path, monkeypatch
+):
     queries = news_queries(tmp_path)
     args = (*NEWS, "--queries", str(queries))
     with serve(monkeypatch, tmp_path, "whole"):
@@ -170,17 +187,23 @@ def test_a_cut_journal_resumes_under_xdist_and_lanes_and_errors_run_again(
     assert fresh.max_in_flight["exa"] == fresh.max_in_flight["brave"] == 1
     resumed = newest_report(results, "news")
     assert_same_report(resumed, whole)
-    retried = [c for c in resumed["cases"]
-               if (c["query"], c["engine"]) == ("story number 2", "brave")]
+    retried = [
+        c for c in resumed["cases"] if (c["query"], c["engine"]) == ("story number 2", "brave")
+    ]
     assert retried[0]["outcome"] != "error" and not retried[0].get(RESUMED)
 
 
 def test_known_item_resume_with_the_backstop_asks_only_the_errored_case(
-        pytester, tmp_path, monkeypatch):
+    pytester, tmp_path, monkeypatch
+):
     gold = write_gold(tmp_path)
     args = ("-k", "finance", "--queries", str(gold), "--engines", "exa,brave", "--judge")
-    fixed = {**SCRIPT, ("brave", "apple founded year"): [
-        {"url": "https://b.example/3", "title": "Apple", "snippet": "founded in 1976"}]}
+    fixed = {
+        **SCRIPT,
+        ("brave", "apple founded year"): [
+            {"url": "https://b.example/3", "title": "Apple", "snippet": "founded in 1976"}
+        ],
+    }
     with serve(monkeypatch, tmp_path, "whole", scripted=fixed):
         run_evals(pytester, tmp_path / "whole", *args, module="")
     _, whole = the_report(tmp_path / "whole", "finance")
@@ -212,14 +235,17 @@ def test_another_setup_is_refused_naming_the_differing_keys(pytester, tmp_path, 
     (earlier,) = (tmp_path / "search").glob("news__*.json")
     refusals = {
         ("--judge-model", "other-judge"): "*judge.model: 'fake-judge' (earlier run) vs "
-                                          "'other-judge' (this run)",
+        "'other-judge' (this run)",
         ("--num-results", "3"): "*num_results: 5 (earlier run) vs 3 (this run)",
     }
     with serve(monkeypatch, tmp_path, "refused") as server:
         for extra, line in refusals.items():
             result = run_evals(pytester, tmp_path, *args, *extra, "--resume", module="")
-            assert_refused(result, f"--resume: {earlier} was produced by a different "
-                                       "setup; refusing to mix:", line)
+            assert_refused(
+                result,
+                f"--resume: {earlier} was produced by a different setup; refusing to mix:",
+                line,
+            )
         queries.write_text("story number 0\nanother story\n")  # same file, other content
         result = run_evals(pytester, tmp_path, *args, "--resume", "-n", "2", module="")
         assert_refused(result, "--resume*different setup*", "*queries.sha256:*")
@@ -231,11 +257,16 @@ def test_another_setup_is_refused_naming_the_differing_keys(pytester, tmp_path, 
 def test_no_earlier_run_says_so_and_asks_everything(pytester, tmp_path, monkeypatch):
     queries = news_queries(tmp_path, 2)
     with serve(monkeypatch, tmp_path, "first") as server:
-        result = run_evals(pytester, tmp_path, *NEWS, "--queries", str(queries), "--resume",
-                           module="")
+        result = run_evals(
+            pytester, tmp_path, *NEWS, "--queries", str(queries), "--resume", module=""
+        )
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-    result.stdout.fnmatch_lines([f"--resume: news: no earlier run of this setup in "
-                                 f"{tmp_path / 'search'}; every case is asked"])
+    result.stdout.fnmatch_lines(
+        [
+            f"--resume: news: no earlier run of this setup in "
+            f"{tmp_path / 'search'}; every case is asked"
+        ]
+    )
     assert server.requests["exa"] == server.requests["brave"] == 2
     _, report = the_report(tmp_path, "news")
     assert "resumed_from" not in report["header"]
@@ -246,16 +277,51 @@ def test_a_bench_the_run_does_not_select_is_never_refused(pytester, tmp_path, mo
     setup blocks ``-k agentic_rare --resume``, never ``-k news --resume``."""
     queries = news_queries(tmp_path, 2)
     with serve(monkeypatch, tmp_path, "rare"):
-        run_evals(pytester, tmp_path, "-k", "agentic_rare", "--engines", "exa",
-                  "--queries", str(queries), "--judge-model", "other-judge", module="")
+        run_evals(
+            pytester,
+            tmp_path,
+            "-k",
+            "agentic_rare",
+            "--engines",
+            "exa",
+            "--queries",
+            str(queries),
+            "--judge-model",
+            "other-judge",
+            module="",
+        )
     with serve(monkeypatch, tmp_path, "news") as server:
-        news = run_evals(pytester, tmp_path, "-k", "news", "--engines", "exa",
-                         "--queries", str(queries), "--resume", module="")
+        news = run_evals(
+            pytester,
+            tmp_path,
+            "-k",
+            "news",
+            "--engines",
+            "exa",
+            "--queries",
+            str(queries),
+            "--resume",
+            module="",
+        )
         assert news.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         assert server.requests["exa"] == 2
         for workers in ((), ("-n", "2")):
-            rare = run_evals(pytester, tmp_path, "-k", "agentic_rare", "--engines", "exa",
-                             "--queries", str(queries), "--resume", *workers, module="")
-            assert_refused(rare, "--resume*agentic_rare__q__*different setup*",
-                               "*judge.model: 'other-judge' (earlier run) vs 'fake-judge'*")
+            rare = run_evals(
+                pytester,
+                tmp_path,
+                "-k",
+                "agentic_rare",
+                "--engines",
+                "exa",
+                "--queries",
+                str(queries),
+                "--resume",
+                *workers,
+                module="",
+            )
+            assert_refused(
+                rare,
+                "--resume*agentic_rare__q__*different setup*",
+                "*judge.model: 'other-judge' (earlier run) vs 'fake-judge'*",
+            )
         assert server.requests["exa"] == 2

@@ -65,10 +65,14 @@ class BenchResume:
 
     def note(self) -> str:
         if self.source is not None:
-            return (f"--resume: {self.bench}: reusing {self.answered} answered case(s) of "
-                    f"{self.source}; the rest are asked")
-        return (f"--resume: {self.bench}: no earlier run of this setup in {self.looked_in}; "
-                "every case is asked")
+            return (
+                f"--resume: {self.bench}: reusing {self.answered} answered case(s) of "
+                f"{self.source}; the rest are asked"
+            )
+        return (
+            f"--resume: {self.bench}: no earlier run of this setup in {self.looked_in}; "
+            "every case is asked"
+        )
 
 
 def resuming(config: pytest.Config) -> bool:
@@ -114,26 +118,29 @@ def _decide(config: pytest.Config, plan: SearchPlan, bench: str) -> BenchResume:
         if not diffs:
             return BenchResume(bench, source=path, looked_in=looked_in)
         refused = refused or refusal(
-            f"--resume: {path} was produced by a different setup; refusing to mix", diffs,
-            ("earlier run", "this run"))
+            f"--resume: {path} was produced by a different setup; refusing to mix",
+            diffs,
+            ("earlier run", "this run"),
+        )
     return BenchResume(bench, refusal=refused, looked_in=looked_in)
 
 
-def _candidates(config: pytest.Config, plan: SearchPlan,
-                bench: str) -> tuple[list[Path], str]:
+def _candidates(config: pytest.Config, plan: SearchPlan, bench: str) -> tuple[list[Path], str]:
     """Reports and journals that may hold an earlier run of ``bench``, newest first, and
     where they were looked for. ``--report PATH``: that file (a second bench's beside it)."""
     explicit = config.getoption("report")
     if explicit:
         first = Path(explicit)
         second = first.with_name(f"{first.stem}__{plan.pair(bench)}{first.suffix}")
-        paths = [p for report in (first, second)
-                 for p in (report, journal_path(report)) if p.is_file()]
+        paths = [
+            p for report in (first, second) for p in (report, journal_path(report)) if p.is_file()
+        ]
         return paths, str(first)
     directory = results_dir(config) / "search"
-    name = re.compile(re.escape(plan.pair(bench)) + r"__(\d{8}-\d{6})"
-                      r"(?:\.shard-\d+-of-\d+)?(?:-(\d+))?(\.json|" + re.escape(JOURNAL_SUFFIX)
-                      + r")")
+    name = re.compile(
+        re.escape(plan.pair(bench)) + r"__(\d{8}-\d{6})"
+        r"(?:\.shard-\d+-of-\d+)?(?:-(\d+))?(\.json|" + re.escape(JOURNAL_SUFFIX) + r")"
+    )
     runs = []
     for path in directory.glob(f"{plan.pair(bench)}__*") if directory.is_dir() else ():
         match = name.fullmatch(path.name)
@@ -160,13 +167,23 @@ def _copy_answered(store: sqlite3.Connection, decision: BenchResume) -> BenchRes
     answered = [case for case in cases if is_answered(case)]
     store.executemany(
         "INSERT OR REPLACE INTO cases VALUES (?, ?, ?, ?)",
-        ((decision.bench, case["query_id"], case["engine"],
-          json.dumps({k: v for k, v in case.items() if k not in RESETTLED},
-                     ensure_ascii=False)) for case in answered))
-    store.execute("INSERT OR REPLACE INTO sources VALUES (?, ?, ?)",
-                  (decision.bench, str(decision.source), len(answered)))
-    return BenchResume(decision.bench, decision.source, len(answered),
-                       looked_in=decision.looked_in)
+        (
+            (
+                decision.bench,
+                case["query_id"],
+                case["engine"],
+                json.dumps(
+                    {k: v for k, v in case.items() if k not in RESETTLED}, ensure_ascii=False
+                ),
+            )
+            for case in answered
+        ),
+    )
+    store.execute(
+        "INSERT OR REPLACE INTO sources VALUES (?, ?, ?)",
+        (decision.bench, str(decision.source), len(answered)),
+    )
+    return BenchResume(decision.bench, decision.source, len(answered), looked_in=decision.looked_in)
 
 
 def _open(config: pytest.Config) -> sqlite3.Connection:
@@ -185,13 +202,20 @@ class StoredCases:
         self._keys: dict[str, set[tuple[str, str]]] = {}
         self.sources: dict[str, tuple[str, int]] = {}
         if self._db is not None:
-            self.sources = {bench: (source, answered) for bench, source, answered
-                            in self._db.execute("SELECT bench, path, answered FROM sources")}
+            self.sources = {
+                bench: (source, answered)
+                for bench, source, answered in self._db.execute(
+                    "SELECT bench, path, answered FROM sources"
+                )
+            }
 
     def keys(self, bench: str) -> set[tuple[str, str]]:
         if bench not in self._keys:
-            rows = self._db.execute("SELECT query_id, engine FROM cases WHERE bench = ?",
-                                    (bench,)) if self._db is not None else ()
+            rows = (
+                self._db.execute("SELECT query_id, engine FROM cases WHERE bench = ?", (bench,))
+                if self._db is not None
+                else ()
+            )
             self._keys[bench] = {(query_id, engine) for query_id, engine in rows}
         return self._keys[bench]
 
@@ -201,7 +225,8 @@ class StoredCases:
             return None
         (text,) = self._db.execute(
             "SELECT record FROM cases WHERE bench = ? AND query_id = ? AND engine = ?",
-            (case.bench, *key)).fetchone()
+            (case.bench, *key),
+        ).fetchone()
         return cast(SearchCaseRecord, json.loads(text))
 
     def close(self) -> None:
@@ -257,8 +282,11 @@ class ResumeCheck:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         params = (getattr(item, "callspec", None) for item in session.items)
-        self.check(case.bench for p in params if p is not None
-                   and isinstance(case := p.params.get("search_case"), SearchCase))
+        self.check(
+            case.bench
+            for p in params
+            if p is not None and isinstance(case := p.params.get("search_case"), SearchCase)
+        )
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
