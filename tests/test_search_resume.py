@@ -52,8 +52,8 @@ def the_report(results: Path, bench: str) -> tuple[Path, dict]:
 
 
 def newest_report(results: Path, bench: str) -> dict:
-    paths = sorted((results / "search").glob(f"{bench}__*[0-9].json"))
-    return json.loads(paths[-1].read_text())
+    paths = (results / "search").glob(f"{bench}__*[0-9].json")
+    return json.loads(max(paths, key=lambda p: p.stat().st_mtime_ns).read_text())
 
 
 def comparable(report: dict) -> list[dict]:
@@ -225,6 +225,14 @@ def test_known_item_resume_with_the_backstop_asks_only_the_errored_case(
     assert [(c["engine"], c["query"]) for c in asked] == [("brave", "apple founded year")]
     assert fresh.requests["judge"] == asked[0]["judge_requests"]  # that case's alone
     assert_same_report(resumed, whole)
+    # a resumed run resumes in turn: everything is answered now, nothing is asked
+    with serve(monkeypatch, tmp_path, "again", scripted=fixed) as again:
+        result = run_evals(pytester, results, *args, "--resume", module="")
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    assert sum(again.requests.values()) == 0
+    twice = newest_report(results, "finance")
+    assert all(case.get(RESUMED) for case in twice["cases"])
+    assert_same_report(twice, whole)
 
 
 def test_another_setup_is_refused_naming_the_differing_keys(pytester, tmp_path, monkeypatch):
