@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -33,7 +33,7 @@ from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX, journal_path, read_run
 from needle_lib.contract.outcome import is_answered
 from needle_lib.contract.records import SearchCaseRecord
-from needle_lib.contract.setup import refusal, setup_differences
+from needle_lib.contract.setup import SetupMismatch, resume_source
 from needle_lib.plugin.reports import drop_default_report
 from needle_lib.plugin.search.plan import SearchCase, SearchPlan
 from needle_lib.plugin.session import results_dir, run_state, search_plan
@@ -81,7 +81,7 @@ def resuming(config: pytest.Config) -> bool:
 
 def plan_resume(config: pytest.Config) -> None:
     """Controller, session start: each bench's source, its answered cases copied into the
-    run directory for every process. Refusals are kept for ``check_selected``."""
+    run directory for every process. Refusals wait for ``ResumeCheck``."""
     if not resuming(config) or _found_key in config.stash:
         return
     plan = search_plan(config)
@@ -91,38 +91,41 @@ def plan_resume(config: pytest.Config) -> None:
         for bench in BENCH_NAMES:
             if not plan.cases(bench):
                 continue
-            found[bench] = decision = _decide(config, plan, bench)
-            if decision.source is not None:
-                decision = found[bench] = _copy_answered(store, decision)
+            found[bench], answered = _decide(config, plan, bench)
+            _store(store, found[bench], answered)
     store.close()
     config.stash[_found_key] = found
 
 
-def _decide(config: pytest.Config, plan: SearchPlan, bench: str) -> BenchResume:
-    """The newest earlier run of ``bench`` from this setup (and shard); a refusal naming the
-    differences from the newest when earlier runs exist and none is of this setup."""
-    header = plan.header(bench)
+def _decide(
+    config: pytest.Config, plan: SearchPlan, bench: str
+) -> tuple[BenchResume, list[dict[str, Any]]]:
+    """The newest earlier run of ``bench`` from this setup (and shard) and its answered
+    cases; a refusal naming how the newest differs when earlier runs exist and none is of
+    this setup."""
     shard = _shard_of(config)
     candidates, looked_in = _candidates(config, plan, bench)
-    refused = None
-    for path in candidates:
-        if path.stat().st_size == 0:
-            continue  # a name another run has just reserved: nothing written yet
-        try:
-            theirs, _ = read_run(path)
-        except ConfigError as exc:
-            raise pytest.UsageError(f"--resume: {exc}") from None
-        if theirs.get("bench") != bench or _shard_of_header(theirs) != shard:
-            continue  # another bench's report beside --report, another shard's part
-        diffs = setup_differences(theirs, header)
-        if not diffs:
-            return BenchResume(bench, source=path, looked_in=looked_in)
-        refused = refused or refusal(
-            f"--resume: {path} was produced by a different setup; refusing to mix",
-            diffs,
-            ("earlier run", "this run"),
-        )
-    return BenchResume(bench, refusal=refused, looked_in=looked_in)
+
+    def runs() -> Iterator[tuple[tuple[Path, list[dict[str, Any]]], dict[str, Any]]]:
+        for path in candidates:
+            if path.stat().st_size == 0:
+                continue  # a name another run has just reserved: nothing written yet
+            try:
+                header, cases = read_run(path)
+            except ConfigError as exc:
+                raise pytest.UsageError(f"--resume: {exc}") from None
+            if header.get("bench") == bench and _shard_of_header(header) == shard:
+                yield (path, cases), header  # not another bench's or another shard's run
+
+    try:
+        found = resume_source(runs(), plan.header(bench), ("earlier run", "this run"))
+    except SetupMismatch as exc:
+        return BenchResume(bench, refusal=str(exc), looked_in=looked_in), []
+    if found is None:
+        return BenchResume(bench, looked_in=looked_in), []
+    (path, cases), _ = found
+    answered = [case for case in cases if is_answered(case)]
+    return BenchResume(bench, path, len(answered), looked_in=looked_in), answered
 
 
 def _candidates(config: pytest.Config, plan: SearchPlan, bench: str) -> tuple[list[Path], str]:
@@ -161,10 +164,12 @@ def _shard_of_header(header: dict[str, Any]) -> tuple[Any, Any] | None:
     return (shard.get("index"), shard.get("count")) if isinstance(shard, dict) else None
 
 
-def _copy_answered(store: sqlite3.Connection, decision: BenchResume) -> BenchResume:
-    assert decision.source is not None
-    _, cases = read_run(decision.source)  # validated above; later lines of a case won
-    answered = [case for case in cases if is_answered(case)]
+def _store(
+    store: sqlite3.Connection, decision: BenchResume, answered: list[dict[str, Any]]
+) -> None:
+    """Copy the answered cases where every process of the run finds them."""
+    if decision.source is None:
+        return
     store.executemany(
         "INSERT OR REPLACE INTO cases VALUES (?, ?, ?, ?)",
         (
@@ -181,9 +186,8 @@ def _copy_answered(store: sqlite3.Connection, decision: BenchResume) -> BenchRes
     )
     store.execute(
         "INSERT OR REPLACE INTO sources VALUES (?, ?, ?)",
-        (decision.bench, str(decision.source), len(answered)),
+        (decision.bench, str(decision.source), decision.answered),
     )
-    return BenchResume(decision.bench, decision.source, len(answered), looked_in=decision.looked_in)
 
 
 def _open(config: pytest.Config) -> sqlite3.Connection:
