@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from needle_lib.errors import UsageError
@@ -86,19 +87,20 @@ class SetupMismatch(UsageError):
     """``--resume`` found earlier runs, none of this run's setup."""
 
 
-def resume_source(runs: Iterable[tuple[Run, Mapping[str, Any]]], ours: Mapping[str, Any],
-                  labels: tuple[str, str]) -> tuple[Run, Mapping[str, Any]] | None:
+def resume_source(runs: Iterable[tuple[Path, Mapping[str, Any], Run]],
+                  ours: Mapping[str, Any], labels: tuple[str, str]) -> Run | None:
     """What ``--resume`` continues (recall and search alike): of ``runs`` (newest first, as
-    (run, header)), the first of ``ours``'s setup; None when there is no run at all. When
-    there are runs and none is of this setup, ``SetupMismatch`` names how the newest
-    differs: resuming silently from nothing would ask everything again."""
+    (file, header, what the caller wants back)), the first of ``ours``'s setup; None when
+    there is no run at all. When there are runs and none is of this setup,
+    ``SetupMismatch`` names how the newest differs: resuming from nothing would quietly
+    ask everything again."""
     refused = None
-    for run, theirs in runs:
+    for path, theirs, run in runs:
         differences = setup_differences(theirs, ours)
         if not differences:
-            return run, theirs
+            return run
         refused = refused or refusal(
-            f"--resume: {run} was produced by a different setup; refusing to mix",
+            f"--resume: {path} was produced by a different setup; refusing to mix",
             differences, labels)
     if refused is not None:
         raise SetupMismatch(refused)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -59,7 +59,7 @@ def _same_setup(candidates: list[Path], header: dict[str, Any], *,
     """The newest candidate dump from ``header``'s setup; a usage error naming the
     differences from the newest when there are candidates and none matches."""
 
-    def readable() -> Iterator[tuple[Path, dict[str, Any]]]:
+    def readable() -> Iterator[tuple[Path, dict[str, Any], tuple[Path, dict[str, Any]]]]:
         for path in candidates:
             try:
                 previous = read_results_json(path)
@@ -71,13 +71,12 @@ def _same_setup(candidates: list[Path], header: dict[str, Any], *,
                 check_recall_dump(path, previous)
             except DumpError as exc:
                 raise pytest.UsageError(f"--resume: {exc}") from None
-            yield path, previous
+            yield path, previous, (path, previous)
 
     try:
-        found = resume_source(readable(), header, ("dump", "this run"))
+        return resume_source(readable(), header, ("dump", "this run"))
     except SetupMismatch as exc:
         raise pytest.UsageError(str(exc)) from None
-    return cast("tuple[Path, dict[str, Any]] | None", found)
 
 
 def check_explicit_dump(config: pytest.Config, plan: RecallPlan) -> None:

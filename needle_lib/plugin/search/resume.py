@@ -106,7 +106,7 @@ def _decide(
     shard = _shard_of(config)
     candidates, looked_in = _candidates(config, plan, bench)
 
-    def runs() -> Iterator[tuple[tuple[Path, list[dict[str, Any]]], dict[str, Any]]]:
+    def runs() -> Iterator[tuple[Path, dict[str, Any], tuple[Path, list[dict[str, Any]]]]]:
         for path in candidates:
             if path.stat().st_size == 0:
                 continue  # a name another run has just reserved: nothing written yet
@@ -115,7 +115,7 @@ def _decide(
             except ConfigError as exc:
                 raise pytest.UsageError(f"--resume: {exc}") from None
             if header.get("bench") == bench and _shard_of_header(header) == shard:
-                yield (path, cases), header  # not another bench's or another shard's run
+                yield path, header, (path, cases)  # not another bench's or shard's run
 
     try:
         found = resume_source(runs(), plan.header(bench), ("earlier run", "this run"))
@@ -123,7 +123,7 @@ def _decide(
         return BenchResume(bench, refusal=str(exc), looked_in=looked_in), []
     if found is None:
         return BenchResume(bench, looked_in=looked_in), []
-    (path, cases), _ = found
+    path, cases = found
     answered = [case for case in cases if is_answered(case)]
     return BenchResume(bench, path, len(answered), looked_in=looked_in), answered
 
