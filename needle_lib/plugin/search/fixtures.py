@@ -23,7 +23,7 @@ from needle_lib.plugin.scorecard import Scorecard
 from needle_lib.plugin.search.dispatch import SearchDispatcher
 from needle_lib.plugin.search.fetch import CaseWork, JudgedWork, MatchedWork
 from needle_lib.plugin.search.plan import SearchCase, SearchClients, judged_result, matched_result
-from needle_lib.plugin.search.resume import resumed_from, stored_case
+from needle_lib.plugin.search.resume import is_kept, resumed_from, stored_case
 from needle_lib.plugin.session import run_state, search_plan
 
 
@@ -50,7 +50,7 @@ def search_dispatcher(request: pytest.FixtureRequest,
         cases = (p.params.get("search_case") if p is not None else None for p in params)
         # a case kept by --resume is never sent to a lane
         return [case for case in cases
-                if isinstance(case, SearchCase) and stored_case(config, case) is None]
+                if isinstance(case, SearchCase) and not is_kept(config, case)]
 
     lookahead = config.getoption("search_lookahead")
     if run_dist(config) in SCATTERING:

@@ -223,13 +223,15 @@ class StoredCases:
             self._keys[bench] = {(query_id, engine) for query_id, engine in rows}
         return self._keys[bench]
 
+    def holds(self, case: SearchCase) -> bool:
+        return (case.query.query_id, case.engine) in self.keys(case.bench)
+
     def record(self, case: SearchCase) -> SearchCaseRecord | None:
-        key = (case.query.query_id, case.engine)
-        if self._db is None or key not in self.keys(case.bench):
+        if self._db is None or not self.holds(case):
             return None
         (text,) = self._db.execute(
             "SELECT record FROM cases WHERE bench = ? AND query_id = ? AND engine = ?",
-            (case.bench, *key),
+            (case.bench, case.query.query_id, case.engine),
         ).fetchone()
         return cast(SearchCaseRecord, json.loads(text))
 
@@ -252,6 +254,12 @@ def stored_case(config: pytest.Config, case: SearchCase) -> SearchCaseRecord | N
     """``case``'s answered record from the run it resumes, if any."""
     stored = stored_cases(config)
     return stored.record(case) if stored is not None else None
+
+
+def is_kept(config: pytest.Config, case: SearchCase) -> bool:
+    """Whether ``case`` was answered by the run this one resumes (no record is read)."""
+    stored = stored_cases(config)
+    return stored is not None and stored.holds(case)
 
 
 def resumed_from(config: pytest.Config, bench: str) -> dict[str, Any]:
