@@ -333,3 +333,18 @@ def test_a_bench_the_run_does_not_select_is_never_refused(pytester, tmp_path, mo
                 "*judge.model: 'other-judge' (earlier run) vs 'fake-judge'*",
             )
         assert server.requests["exa"] == 2
+
+
+def test_a_shard_resumes_its_own_earlier_part_only(pytester, tmp_path, monkeypatch):
+    queries = news_queries(tmp_path, 4)
+    args = (*NEWS, "--queries", str(queries))
+    with serve(monkeypatch, tmp_path, "first"):
+        run_evals(pytester, tmp_path, *args, "--shard", "1/2", module="")
+    (part,) = (tmp_path / "search").glob("news__*.shard-1-of-2.json")
+    with serve(monkeypatch, tmp_path, "again") as server:
+        again = run_evals(pytester, tmp_path, *args, "--shard", "1/2", "--resume", module="")
+        assert sum(server.requests.values()) == 0
+        again.stdout.fnmatch_lines([f"--resume: news: reusing 4 answered case(s) of {part};*"])
+        other = run_evals(pytester, tmp_path, *args, "--shard", "2/2", "--resume", module="")
+        other.stdout.fnmatch_lines(["--resume: news: no earlier run of this setup in *"])
+        assert server.requests["exa"] == server.requests["brave"] == 2
