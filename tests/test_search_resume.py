@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,29 @@ def assert_same_report(resumed: dict, whole: dict) -> None:
     assert comparable(resumed) == comparable(whole)
     assert without_timing(resumed["engines"]) == without_timing(whole["engines"])
     assert resumed["complete"] == whole["complete"]
+
+
+def assert_resume_asks_only_the_unanswered(
+    pytester, results: Path, bench: str, server, *args: str, module: str
+) -> None:
+    """Rerun the run in ``results`` with ``--resume`` against ``server``: only its
+    unanswered cases reach the engines, none the judge, and the report is the same."""
+    _, first = the_report(results, bench)
+    unanswered: Counter[str] = Counter()
+    for case in first["cases"]:
+        if not is_answered(case):  # each attempt is a request: asked again as often
+            unanswered[case["engine"]] += 1 + case["retries"]
+    before = Counter(server.requests)
+    result = run_evals(pytester, results, *args, "--resume", module=module)
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    asked = Counter(server.requests)
+    asked.subtract(before)
+    assert {e: asked[e] for e in ("exa", "brave", "judge")} == {
+        "exa": unanswered["exa"],
+        "brave": unanswered["brave"],
+        "judge": 0,
+    }
+    assert_same_report(newest_report(results, bench), first)
 
 
 def journal_cases(results: Path) -> int:
