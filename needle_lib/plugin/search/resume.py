@@ -11,7 +11,7 @@ again, because none of them is a measurement of the engine.
 The controller picks each bench's source once, at session start, before the new run writes
 anything (``--report PATH`` names the very file the new run overwrites), and copies the
 source's answered cases into the run directory's SQLite file. Every process (xdist workers
-too) looks cases up there: a worker never races the new run's journal, and no process holds
+too) looks cases up there: a worker never races the new run's journal, and no process keeps
 an earlier run's records in memory. A refusal (only runs of other setups exist) waits until
 collection shows the bench runs at all, so ``-k news`` is never refused over an earlier
 ``agentic_rare`` run of the same query file.
