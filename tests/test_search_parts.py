@@ -4,14 +4,20 @@ missing, and never a separate "latest" run."""
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+from browser import dom_text
 from search_runs import START, header, known_case
+from test_publish import snapshot
 
-from needle_lib.benches.runfiles import finish_run
+from needle_lib.benches.runfiles import Journal, finish_run, journal_path, read_run
+from needle_lib.cli import main
 from needle_lib.commands.publish import load_runs
-from needle_lib.continuous.parts import PartInfo, group_parts, part_info
+from needle_lib.continuous.parts import PARTS, PartInfo, group_parts, merged_name, part_info
 from needle_lib.continuous.runs import iso
 from needle_lib.continuous.store import Site
 from needle_lib.contract.outcome import Outcome
@@ -71,17 +77,19 @@ def test_parts_of_two_machines_are_one_merged_run(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
 
 
-def test_a_run_with_a_part_missing_is_one_incomplete_run_not_the_latest_complete(tmp_path):
+def test_a_run_with_a_part_missing_is_in_progress_not_the_latest_run(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     complete = load_runs([part(tmp_path / "a", 1, -60 * 24, (0, 1, 2)),
                           part(tmp_path / "a", 2, -60 * 24 + 2, (3, 4, 5))],
                          write_merged=False)
     in_progress = load_runs([part(tmp_path / "b", 1, 0, (0, 1, 2))], write_merged=False)
-    assert [r.complete for r in complete + in_progress] == [True, False]
+    assert [r.state for r in complete + in_progress] == ["complete",
+                                                         "in progress, 1 of 2 parts"]
     site = Site.of_runs(complete + in_progress)
-    assert len({r["run_id"] for r in site.history}) == 2
-    assert site.latest["legal"]["complete"] is False  # shown as incomplete, never complete
+    assert {r["run_id"] for r in site.history} == {complete[0].run_id}  # no figures yet
+    assert site.latest["legal"]["run_id"] == complete[0].run_id
+    assert [e["run_id"] for e in site.in_progress("legal")] == [in_progress[0].run_id]
 
 
 def test_a_sharded_search_run_records_its_shard_in_the_header(tmp_path):
@@ -95,3 +103,140 @@ def test_a_sharded_search_run_records_its_shard_in_the_header(tmp_path):
     assert recorded["shard"] == shard
     assert part_info(tmp_path / "r.json", recorded) is not None
     reports.journals["legal__legal"].close(remove=True)
+
+
+# --- parts published by separate `needle publish` calls (a CI matrix's jobs) -------------
+
+def publish_cli(site: Path, *paths: Path) -> int:
+    return main(["publish", *map(str, paths), "--site", str(site)])
+
+
+def published(site: Path) -> dict[str, bytes]:
+    """Every file of a history but the raw parts it keeps and its lock."""
+    return {str(p.relative_to(site)): p.read_bytes() for p in sorted(site.rglob("*"))
+            if p.is_file() and p.relative_to(site).parts[0] not in (PARTS, ".publish.lock")}
+
+
+def machines(tmp_path: Path) -> list[Path]:
+    """Each shard part on its own machine (its own results directory)."""
+    paths = []
+    for index, minutes, queries in ((1, 0, (0, 1, 2)), (2, 3, (3, 4, 5))):
+        (tmp_path / f"m{index}").mkdir()
+        paths.append(part(tmp_path / f"m{index}", index, minutes, queries))
+    return paths
+
+
+@pytest.mark.parametrize("order", [(1, 2), (2, 1)])
+def test_parts_published_one_by_one_equal_needle_merge_then_one_publish(tmp_path, order,
+                                                                       capsys):
+    paths = machines(tmp_path)
+    site = tmp_path / "history"
+    for index in order:
+        assert publish_cli(site, paths[index - 1]) == 0
+    merged = tmp_path / "merged" / merged_name(paths[0])
+    assert main(["merge", *map(str, paths), "--out", str(merged)]) == 0
+    assert publish_cli(tmp_path / "whole", merged) == 0
+    assert published(site) == published(tmp_path / "whole")
+    history = Site.load(site)
+    assert {r["run_id"] for r in history.history} == {"20260701T001700Z"}
+    assert history.latest["legal"]["complete"] is True and not history.in_progress("legal")
+    assert sorted(p.name for p in (site / PARTS / "legal").iterdir()) == sorted(
+        p.name for p in paths)  # the raw parts stay, so a re-publish merges again
+
+
+def test_a_run_with_parts_missing_is_in_progress_in_the_history(tmp_path, capsys):
+    site = tmp_path / "history"
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    whole = [part(earlier, 1, -60 * 24, (0, 1, 2)), part(earlier, 2, -60 * 24, (3, 4, 5))]
+    assert publish_cli(site, *whole) == 0
+    before = Site.load(site)
+    paths = machines(tmp_path)
+    capsys.readouterr()
+    assert publish_cli(site, paths[1]) == 0
+    assert "(in progress, 1 of 2 parts)" in capsys.readouterr().out
+    history = Site.load(site)
+    # no rows, no intervals, not the latest run: the standings are the finished run's alone
+    for name in ("history", "overlap", "uniqueness", "scores", "ci", "latest"):
+        assert getattr(history, name) == getattr(before, name), name
+    (pending,) = history.in_progress("legal")
+    assert pending["progress"] == {"have": 1, "count": 2}
+    assert pending["run_id"] == "20260701T002000Z"  # part 2's start, until part 1 lands
+    assert publish_cli(site, paths[0]) == 0  # the run now starts with part 1: one run
+    history = Site.load(site)
+    assert {r["run_id"] for r in history.history} == {"20260630T001700Z", "20260701T001700Z"}
+    assert not history.in_progress("legal") and ("legal", "20260701T002000Z") not in \
+        history.reports
+    assert not (site / "runs" / "legal" / "20260701T002000Z.json").exists()
+
+
+def test_publishing_the_same_part_twice_changes_nothing(tmp_path, capsys):
+    paths = machines(tmp_path)
+    site = tmp_path / "history"
+    for path in paths:
+        assert publish_cli(site, path) == 0
+        once = snapshot(site)
+        assert publish_cli(site, path) == 0
+        assert snapshot(site) == once
+    assert len(Site.load(site).reports) == 1
+
+
+def test_a_part_of_another_setup_under_the_same_run_is_refused(tmp_path, capsys):
+    paths = machines(tmp_path)
+    site = tmp_path / "history"
+    assert publish_cli(site, paths[0]) == 0
+    before = snapshot(site)
+    report = json.loads(paths[1].read_text())
+    report["header"]["num_results"] = 10
+    paths[1].write_text(json.dumps(report))
+    capsys.readouterr()
+    assert publish_cli(site, paths[1]) == 2
+    err = capsys.readouterr().err
+    assert f"{paths[1]}: part 2 of 2 of legal run 20260701T001700Z comes from a different " \
+           "setup" in err
+    assert "num_results: 5" in err and "10" in err
+    assert snapshot(site) == before
+
+
+def test_a_parts_journal_is_replaced_by_its_final_report(tmp_path, capsys):
+    paths = machines(tmp_path)
+    header_, cases = read_run(paths[1])
+    journal = journal_path(paths[1])
+    log = Journal(journal, header_)
+    log.append(cases[0])
+    log.close(remove=False)
+    site = tmp_path / "history"
+    assert publish_cli(site, paths[0], journal) == 0
+    assert Site.load(site).latest["legal"]["complete"] is False  # a part still in flight
+    assert publish_cli(site, paths[1]) == 0
+    assert sorted(p.name for p in (site / PARTS / "legal").iterdir()) == sorted(
+        p.name for p in paths)
+    assert Site.load(site).latest["legal"]["complete"] is True
+
+
+def page_text(page: Path, tmp_path: Path) -> str:
+    """What a reader sees of the page once Chromium ran its scripts (tags dropped)."""
+    return " ".join(re.sub(r"<[^>]+>", " ", dom_text(page, tmp_path)).split())
+
+
+def test_the_search_pages_show_a_run_in_progress_as_one_run(tmp_path, capsys):
+    """Latest-run page, run list and index of `needle dashboard --site`, read in Chromium."""
+    site = tmp_path / "history"
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    assert publish_cli(site, part(earlier, 1, -60 * 24, (0, 1, 2)),
+                       part(earlier, 2, -60 * 24, (3, 4, 5))) == 0
+    assert publish_cli(site, machines(tmp_path)[0]) == 0
+    out = tmp_path / "pages"
+    assert main(["dashboard", "--site", str(site), "--out", str(out)]) == 0
+    latest = page_text(out / "search" / "legal" / "latest.html", tmp_path)
+    assert "Run 20260701T001700Z (2026-07-01T00:17:00Z) is in progress, 1 of 2 parts " \
+           "published" in latest
+    assert "Run 20260630T001700Z" in latest and "complete" in latest
+    runs = page_text(out / "search" / "legal" / "runs.html", tmp_path)
+    assert "2 run(s)" in runs and "in progress, 1 of 2 parts" in runs
+    assert not (out / "search" / "legal" / "runs" / "20260701T001700Z.html").exists()
+    index = page_text(out / "index.html", tmp_path)
+    assert "run 2026-07-01T00:17:00Z: in progress, 1 of 2 parts" in index
+    leaderboard = page_text(out / "search" / "legal" / "leaderboard.html", tmp_path)
+    assert "1 run(s)" in leaderboard  # the standings are the finished run's alone

@@ -11,7 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from needle_lib.commands.publish import load_runs, merged_run, shard_groups
+from needle_lib.commands.publish import load_runs, merged_run, split_parts
+from needle_lib.continuous.parts import group_parts
 from needle_lib.continuous.runs import PublishedRun, ReportError, load_run
 from needle_lib.continuous.store import Site
 from needle_lib.dashboard.build import build_dashboard
@@ -43,15 +44,17 @@ def _default_search(results: Path, notes: list[str]) -> SearchHistory | None:
     """The reports under ``results/search``; unreadable ones are left out with a note."""
     runs: list[PublishedRun] = []
     paths = sorted((results / "search").glob("*.json"))
-    single, groups = shard_groups(paths)
+    single, recorded, named = split_parts(paths)
     for path in single:
         try:
             runs.append(load_run(path))
         except ReportError as exc:
             notes.append(f"search report left out: {exc}")
-    for parts in groups:  # shard parts of one run: shown as that run (incomplete until all)
+    # shard parts of one run: shown as that run (in progress until every part is there)
+    groups = [([p.path for p in group], group[0].count) for group in group_parts(recorded)]
+    for parts, count in [*groups, *((group, None) for group in named)]:
         try:
-            runs.append(merged_run(parts, write=False))
+            runs.append(merged_run(parts, count, write=False))
         except ReportError as exc:
             notes.append(f"search run left out: {exc}")
     return SearchHistory(Site.of_runs(runs), f"{len(runs)} report(s) in "

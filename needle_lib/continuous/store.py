@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,6 +34,7 @@ from needle_lib.continuous.daily import (
     rolling_window,
     to_jsonl,
 )
+from needle_lib.continuous.parts import PartInfo, update_parts
 from needle_lib.continuous.runs import PublishedRun, ReportError, parse_ts
 from needle_lib.jsonio import read_json, write_json_atomic, write_text_atomic
 from needle_lib.names import inside, safe_file_name
@@ -104,9 +105,12 @@ class Site:
 
     def add(self, runs: list[PublishedRun]) -> list[PublishedRun]:
         """Add runs' rows, replacing those of the same runs; returns the runs that replaced
-        earlier rows. One pass per file however many runs (a backfill adds a year)."""
+        earlier rows. One pass per file however many runs (a backfill adds a year). A run
+        in progress (parts missing) adds no rows: it is kept as a report entry only, so it
+        is neither a bench's latest run nor part of any figure until its last part lands."""
         keys = {run.key for run in runs}
-        present: set[tuple[str, str]] = set()
+        present = {key for key in keys if key in self.reports}
+        finished = [run for run in runs if run.progress is None]
         for name in ROW_FILES:
             rows: list[dict[str, Any]] = getattr(self, name)
             kept = []
@@ -116,7 +120,7 @@ class Site:
                     present.add(key)
                 else:
                     kept.append(row)
-            for run in runs:
+            for run in finished:
                 new = getattr(run, name)
                 kept.extend(new if isinstance(new, list) else [new])
             kept.sort(key=lambda r: (r["ts"], r["bench"]))
@@ -124,11 +128,34 @@ class Site:
         for run in runs:
             entry = {"bench": run.bench, "run_id": run.run_id, "ts": run.ts,
                      "complete": run.complete, "source": run.source.name, "report": run.report}
+            if run.progress is not None:
+                entry["progress"] = {"have": run.progress.have, "count": run.progress.count}
             self.reports[run.key] = entry
             current = self.latest.get(run.bench)
-            if current is None or current["ts"] <= run.ts:
+            if run.progress is None and (current is None or current["ts"] <= run.ts):
                 self.latest[run.bench] = entry
         return [run for run in runs if run.key in present]
+
+    def drop(self, keys: set[tuple[str, str]]) -> None:
+        """Forget runs that no longer exist (a run in progress whose parts now belong to a
+        run that started earlier)."""
+        if not keys:
+            return
+        for name in ROW_FILES:
+            setattr(self, name, [r for r in getattr(self, name)
+                                 if (r["bench"], r["run_id"]) not in keys])
+        self.reports = {k: v for k, v in self.reports.items() if k not in keys}
+        for bench, entry in list(self.latest.items()):
+            if (bench, entry["run_id"]) in keys:
+                del self.latest[bench]
+
+    def in_progress(self, bench: str) -> list[dict[str, Any]]:
+        """The bench's runs in progress newer than its latest finished run, newest first."""
+        latest = self.latest.get(bench)
+        return sorted((entry for (b, _), entry in self.reports.items()
+                       if b == bench and "progress" in entry
+                       and (latest is None or entry["ts"] > latest["ts"])),
+                      key=lambda e: e["ts"], reverse=True)
 
     def add_daily(self, runs: list[PublishedRun], rows: list[dict[str, Any]]) -> None:
         """Replace these runs' rows in the 24-hour query window with ``rows``."""
@@ -245,22 +272,35 @@ class Published:
     replaced: list[PublishedRun]
     site: Site
 
+    @property
+    def runs(self) -> list[PublishedRun]:
+        return [*self.added, *self.replaced]
 
-def publish(runs: list[PublishedRun], directory: Path, *, rebuild: bool = False) -> Published:
-    """Merge already validated runs into the history directory under its lock; ``rebuild``
-    replaces the directory's history with these runs alone (a backfill from the archive)."""
-    keys = [run.key for run in runs]
-    twice = sorted({key for key in keys if keys.count(key) > 1})
-    if twice:
-        raise ReportError("the same run given twice: " + ", ".join(
-            f"{bench} run {run_id}" for bench, run_id in twice))
-    daily = [row for run in runs for row in daily_rows(run, _query_records(run))]
+
+def publish(runs: list[PublishedRun], directory: Path, *, parts: Sequence[PartInfo] = (),
+            rebuild: bool = False) -> Published:
+    """Merge already validated runs into the history directory under its lock; ``parts``
+    (validated shard parts) join the parts the history keeps (``continuous.parts``) and
+    publish the runs they make; ``rebuild`` replaces the directory's history with these
+    runs alone (a backfill from the archive)."""
     with locked(directory):
+        update = update_parts(directory, list(parts)) if parts else None
+        runs = runs + [built.run for built in update.runs] if update else runs
+        keys = [run.key for run in runs]
+        twice = sorted({key for key in keys if keys.count(key) > 1})
+        if twice:
+            raise ReportError("the same run given twice: " + ", ".join(
+                f"{bench} run {run_id}" for bench, run_id in twice))
+        daily = [row for run in runs if run.progress is None
+                 for row in daily_rows(run, _query_records(run))]
         site = Site() if rebuild else Site.load(directory)
         replaced = site.add(runs)
-        site.add_daily(runs, daily)
+        site.drop(update.stale if update else set())
+        site.add_daily([run for run in runs if run.progress is None], daily)
         site.refresh()
         site.forget_reports([run.key for run in runs], directory)
+        if update:
+            update.apply(set(site.reports))
         site.write(directory)
     return Published([r for r in runs if all(r is not x for x in replaced)], replaced, site)
 
