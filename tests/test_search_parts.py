@@ -69,7 +69,7 @@ def test_a_whole_run_is_not_a_part(tmp_path):
 def test_parts_of_two_machines_are_one_merged_run(tmp_path):
     paths = [part(tmp_path, 1, 0, (0, 1, 2)), part(tmp_path, 2, 3, (3, 4, 5))]
     assert paths[0].name.split("__")[-1] != paths[1].name.split("__")[-1]
-    runs = load_runs(paths, write_merged=False)
+    runs = load_runs(paths)
     assert len(runs) == 1 and runs[0].complete
     assert runs[0].report["num_queries"] == 6
     assert runs[0].report["engines"]["exa"]["recall_at_k"] == 3 / 6
@@ -81,9 +81,8 @@ def test_a_run_with_a_part_missing_is_in_progress_not_the_latest_run(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     complete = load_runs([part(tmp_path / "a", 1, -60 * 24, (0, 1, 2)),
-                          part(tmp_path / "a", 2, -60 * 24 + 2, (3, 4, 5))],
-                         write_merged=False)
-    in_progress = load_runs([part(tmp_path / "b", 1, 0, (0, 1, 2))], write_merged=False)
+                          part(tmp_path / "a", 2, -60 * 24 + 2, (3, 4, 5))])
+    in_progress = load_runs([part(tmp_path / "b", 1, 0, (0, 1, 2))])
     assert [r.state for r in complete + in_progress] == ["complete",
                                                          "in progress, 1 of 2 parts"]
     site = Site.of_runs(complete + in_progress)

@@ -11,8 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from needle_lib.commands.publish import load_runs, merged_run, split_parts
-from needle_lib.continuous.parts import group_parts
+from needle_lib.commands.publish import load_runs, merged_run, run_groups
 from needle_lib.continuous.runs import PublishedRun, ReportError, load_run
 from needle_lib.continuous.store import Site
 from needle_lib.dashboard.build import build_dashboard
@@ -44,15 +43,13 @@ def _default_search(results: Path, notes: list[str]) -> SearchHistory | None:
     """The reports under ``results/search``; unreadable ones are left out with a note."""
     runs: list[PublishedRun] = []
     paths = sorted((results / "search").glob("*.json"))
-    single, recorded, named = split_parts(paths)
+    single, groups = run_groups(paths)
     for path in single:
         try:
             runs.append(load_run(path))
         except ReportError as exc:
             notes.append(f"search report left out: {exc}")
-    # shard parts of one run: shown as that run (in progress until every part is there)
-    groups = [([p.path for p in group], group[0].count) for group in group_parts(recorded)]
-    for parts, count in [*groups, *((group, None) for group in named)]:
+    for parts, count in groups:  # shard parts of one run: in progress until all are there
         try:
             runs.append(merged_run(parts, count, write=False))
         except ReportError as exc:
@@ -73,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
                                                      str(args.site),
                                                      config)
     elif args.report:
-        runs = load_runs(args.report, write_merged=False)
+        runs = load_runs(args.report)
         search = SearchHistory(Site.of_runs(runs), ", ".join(p.name for p in args.report),
                                config)
     else:

@@ -102,14 +102,20 @@ def merged_run(parts: list[Path], count: int | None = None, *,
     return built.run
 
 
-def load_runs(paths: list[Path], *, write_merged: bool = True) -> list[PublishedRun]:
-    """Runs from reports, shard parts of one run merged into it (``write_merged``: the
-    merged report is written beside the parts, as ``needle merge`` would)."""
+def run_groups(paths: list[Path]) -> tuple[list[Path], list[tuple[list[Path], int | None]]]:
+    """Whole reports, and the parts of each run with the number of parts the run has
+    (None where the headers do not record it)."""
     single, recorded, named = split_parts(paths)
-    return ([load_run(p) for p in single]
-            + [merged_run([p.path for p in group], group[0].count, write=write_merged)
-               for group in group_parts(recorded)]
-            + [merged_run(group, write=write_merged) for group in named])
+    return single, ([([p.path for p in group], group[0].count)
+                     for group in group_parts(recorded)] + [(group, None) for group in named])
+
+
+def load_runs(paths: list[Path]) -> list[PublishedRun]:
+    """Runs from reports, in memory (for pages): the shard parts of one run merged into it,
+    in progress while some are missing."""
+    single, groups = run_groups(paths)
+    return [load_run(p) for p in single] + [merged_run(parts, count, write=False)
+                                            for parts, count in groups]
 
 
 def _archive(repo: str, runs: list[PublishedRun], site: Site) -> None:

@@ -50,6 +50,10 @@ PARTS = "parts"
 SHARD = re.compile(r"\.shard-(\d+)-of-(\d+)(?=\.json$|\.partial\.jsonl$)")
 
 
+#: (bench, query file, index, count, start): one part, whichever file holds it.
+Identity = tuple[str, str, int, int, str]
+
+
 @dataclass(frozen=True)
 class PartInfo:
     path: Path
@@ -61,7 +65,7 @@ class PartInfo:
     header: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
-    def identity(self) -> tuple[str, str, int, int, str]:
+    def identity(self) -> Identity:
         """The same part whatever file it is read from: a re-publish of it replaces it."""
         return self.bench, self.queries, self.index, self.count, self.started
 
@@ -172,7 +176,6 @@ class PartsUpdate:
     that no longer exist (their parts now belong to a run that started earlier), and the
     files to write once every check has passed."""
 
-    directory: Path
     runs: list[GroupRun] = field(default_factory=list)
     stale: set[tuple[str, str]] = field(default_factory=set)
     #: Stored part file → the run key it belongs to after this publish.
@@ -205,7 +208,7 @@ def update_parts(directory: Path, given: list[PartInfo]) -> PartsUpdate:
     Nothing is written here (``PartsUpdate.apply`` does, under the publish lock)."""
     root = directory / PARTS
     stored = [info for path in sorted(root.glob("*/*")) if (info := read_part(path))]
-    update = PartsUpdate(directory)
+    update = PartsUpdate()
     identities = [p.identity for p in given]
     twice = {i for i in identities if identities.count(i) > 1}
     if twice:
@@ -234,10 +237,11 @@ def update_parts(directory: Path, given: list[PartInfo]) -> PartsUpdate:
             previous = replaced.get(part.identity, part)
             if previous.path in old_key and old_key[previous.path] != key:
                 update.stale.add(old_key[previous.path])
-        last = next(p for p in reversed(group) if p.identity in fresh) \
-            if members & fresh else group[-1]
+        # the merged report goes beside the part that completed the run, on its machine
+        beside = next((p.path.parent for p in reversed(group) if p.identity in fresh),
+                      given[0].path.parent)
         update.runs.append(group_run([p.path for p in group], group[0].count,
-                                     last.path.parent / merged_name(group[0].path)))
+                                     beside / merged_name(group[0].path)))
     for part in replaced.values():
         if part.path not in update.keys:  # a journal replaced by its part's final report
             update.removed.append(part.path)
@@ -261,20 +265,19 @@ def _check_free(target: Path, part: PartInfo, stored: list[PartInfo]) -> None:
 
 
 def _check_setup(part: PartInfo, group: list[PartInfo], before: PartInfo | None,
-                 key: tuple[str, str], fresh: set[tuple[str, str, int, int, str]],
-                 root: Path) -> None:
+                 key: tuple[str, str], fresh: set[Identity], root: Path) -> None:
     """A given part must share the setup of the run it joins (and of the part it
-    replaces): a part of another setup under the same run is refused, naming its file."""
+    replaces): a part of another setup under the same run is refused, naming its file.
+    (Parts given together are checked against each other by the merge.)"""
     if part.identity not in fresh:
         return
-    others = [p for p in group if p.identity not in fresh]
-    if before is not None:
-        others.insert(0, before)
-    for other in others[:1]:
-        diffs = setup_differences(other.header, part.header)
-        if diffs:
-            raise ReportError(refusal(
-                f"{part.path}: part {part.index} of {part.count} of {part.bench} run "
-                f"{key[1]} comes from a different setup than the part already published "
-                f"({other.path.relative_to(root.parent)}); refusing to mix", diffs,
-                (other.path.name, part.path.name)))
+    other = before or next((p for p in group if p.identity not in fresh), None)
+    if other is None:
+        return
+    diffs = setup_differences(other.header, part.header)
+    if diffs:
+        raise ReportError(refusal(
+            f"{part.path}: part {part.index} of {part.count} of {part.bench} run {key[1]} "
+            f"comes from a different setup than the part already published "
+            f"({other.path.relative_to(root.parent)}); refusing to mix", diffs,
+            (other.path.name, part.path.name)))
