@@ -4,10 +4,12 @@ Plain files, so the directory can live on a git branch or in an object store and
 by anything: ``history.jsonl`` (one row per run, bench and engine, ``ultimate`` included),
 ``overlap.jsonl`` (engine pairs), ``uniqueness.jsonl`` (engines), ``scores.jsonl``
 (per-query scores, last seven days only), ``ci.json`` (intervals over those days),
-``families.json``, ``latest/<bench>.json`` (the newest run, for the run browser),
+``families.json``, ``latest/<bench>.json`` (the newest finished run, for the run browser),
 ``runs/<bench>/<run_id>.json`` (the trimmed reports of each bench's newest ``RUNS_KEPT``
-runs, for the judgement browser and run permalinks; older runs live in the archive) and
-``daily_queries.jsonl`` (the queries of the last 24 hours, ``continuous.daily``).
+runs, for the judgement browser and run permalinks; older runs live in the archive; a run
+still waiting for shard parts is kept here only, marked ``progress``), ``parts/<bench>/``
+(those runs' raw shard parts, ``continuous.parts``) and ``daily_queries.jsonl`` (the
+queries of the last 24 hours, ``continuous.daily``).
 
 Writers take an exclusive ``flock`` on ``.publish.lock`` for the whole read-modify-write
 and replace each file atomically, so two publishes at once both land and a reader (or a
