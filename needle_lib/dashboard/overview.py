@@ -441,7 +441,8 @@ def write_overview(ctx: Context, out: Path) -> tuple[list[Path], dict[str, dict[
                          Cell(run["ts"]), Cell(_state(run), "" if run["complete"] else "flag"),
                          num(str(run["engines"])),
                          num(str(run["errors"]), "flag" if run["errors"] else ""),
-                         Cell("yes" if run["run_id"] in kept else "archive only")],
+                         Cell("—" if pending else "yes" if run["run_id"] in kept
+                              else "archive only")],
                         "errors" if run["errors"] or not run["complete"] else "")
         pages += write_with_tables(out, f"{ROOT}/{view.bench}/runs.html",
                                    f"{view.bench} — every run", f"<p>{len(bench_runs)} run(s), "
