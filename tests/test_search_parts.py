@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from browser import dom_text
-from search_runs import START, header, known_case
-from test_publish import snapshot
+from search_runs import START, header, known_case, snapshot
 
 from needle_lib.benches.runfiles import Journal, finish_run, journal_path, read_run
 from needle_lib.cli import main
@@ -167,6 +167,19 @@ def test_a_run_with_parts_missing_is_in_progress_in_the_history(tmp_path, capsys
     assert not history.in_progress("legal") and ("legal", "20260701T002000Z") not in \
         history.reports
     assert not (site / "runs" / "legal" / "20260701T002000Z.json").exists()
+
+
+def test_a_matrix_publishing_its_parts_at_once_lands_one_run(tmp_path, capsys):
+    """Two jobs publish their parts into one history at the same moment: the publish lock
+    (a flock per open, so threads contend as processes do) serialises them, and whichever
+    lands second finds the first's part and merges."""
+    paths = machines(tmp_path)
+    site = tmp_path / "history"
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        assert list(pool.map(lambda path: publish_cli(site, path), paths)) == [0, 0]
+    history = Site.load(site)
+    assert {r["run_id"] for r in history.history} == {"20260701T001700Z"}
+    assert history.latest["legal"]["complete"] is True and len(history.reports) == 1
 
 
 def test_publishing_the_same_part_twice_changes_nothing(tmp_path, capsys):
