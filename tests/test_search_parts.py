@@ -17,6 +17,7 @@ from search_runs import START, header, known_case, snapshot
 from needle_lib.benches.runfiles import Journal, finish_run, journal_path, read_run
 from needle_lib.cli import main
 from needle_lib.commands.publish import load_runs
+from needle_lib.continuous import store
 from needle_lib.continuous.parts import PARTS, PartInfo, group_parts, merged_name, part_info
 from needle_lib.continuous.runs import iso
 from needle_lib.continuous.store import Site
@@ -207,6 +208,27 @@ def test_a_part_of_another_setup_under_the_same_run_is_refused(tmp_path, capsys)
     assert f"{paths[1]}: part 2 of 2 of legal run 20260701T001700Z comes from a different " \
            "setup" in err
     assert "num_results: 5" in err and "10" in err
+    assert snapshot(site) == before
+
+
+def test_a_part_of_a_finished_run_whose_parts_are_gone_is_refused(tmp_path, capsys,
+                                                                   monkeypatch):
+    monkeypatch.setattr(store, "RUNS_KEPT", 1)  # each bench keeps its newest run's parts
+    paths = machines(tmp_path)
+    site = tmp_path / "history"
+    assert publish_cli(site, *paths) == 0
+    later = tmp_path / "later"
+    later.mkdir()
+    assert publish_cli(site, part(later, 1, 60 * 24, (0, 1, 2)),
+                       part(later, 2, 60 * 24, (3, 4, 5))) == 0
+    assert sorted(p.name for p in (site / PARTS / "legal").iterdir()) == [
+        "legal__legal__20260702-001700.shard-1-of-2.json",
+        "legal__legal__20260702-001700.shard-2-of-2.json"]
+    before = snapshot(site)
+    capsys.readouterr()
+    assert publish_cli(site, paths[0]) == 2
+    assert "legal run 20260701T001700Z is published as a finished run" in \
+        capsys.readouterr().err
     assert snapshot(site) == before
 
 

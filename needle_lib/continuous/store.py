@@ -296,6 +296,7 @@ def publish(runs: list[PublishedRun], directory: Path, *, parts: Sequence[PartIn
         daily = [row for run in runs if run.progress is None
                  for row in daily_rows(run, _query_records(run))]
         site = Site() if rebuild else Site.load(directory)
+        _refuse_unfinishing(runs, site)
         replaced = site.add(runs)
         site.drop(update.stale if update else set())
         site.add_daily([run for run in runs if run.progress is None], daily)
@@ -305,6 +306,17 @@ def publish(runs: list[PublishedRun], directory: Path, *, parts: Sequence[PartIn
             update.apply(set(site.reports))
         site.write(directory)
     return Published([r for r in runs if all(r is not x for x in replaced)], replaced, site)
+
+
+def _refuse_unfinishing(runs: list[PublishedRun], site: Site) -> None:
+    """A part re-published after its finished run's parts were dropped (only the newest
+    runs' are kept) would make that run "in progress" again and take its rows away."""
+    finished = {(row["bench"], row["run_id"]) for row in site.history}
+    for run in runs:
+        if run.progress is not None and run.key in finished:
+            raise ReportError(f"{run.source}: {run.bench} run {run.run_id} is published as a "
+                              "finished run and its other parts are no longer kept in the "
+                              "history; publish all its parts in one call to replace it")
 
 
 def _query_records(run: PublishedRun) -> list[dict[str, Any]]:
