@@ -277,3 +277,15 @@ def test_the_search_pages_show_a_run_in_progress_as_one_run(tmp_path, capsys):
     assert "run 2026-07-01T00:17:00Z: in progress, 1 of 2 parts" in index
     leaderboard = page_text((out / "search" / "legal" / "leaderboard.html").read_text())
     assert "1 run(s) in the last 7 days (of 1 in the history)" in leaderboard
+
+
+def test_the_dashboard_of_reports_shows_a_lone_part_as_a_run_in_progress(tmp_path, capsys):
+    """`needle dashboard --report PART`: a bench with no finished run yet still says its
+    run is in progress (there are no figures to give it pages)."""
+    out = tmp_path / "pages"
+    assert main(["dashboard", "--report", str(machines(tmp_path)[1]), "--out",
+                 str(out)]) == 0
+    index = page_text((out / "index.html").read_text())
+    assert "No finished search runs in legal__legal__20260701-002000.shard-2-of-2.json" in index
+    assert "legal Run 20260701T002000Z (2026-07-01T00:20:00Z) is in progress, 1 of 2 parts " \
+           "published" in index
