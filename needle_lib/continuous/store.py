@@ -139,17 +139,9 @@ class Site:
         return [run for run in runs if run.key in present]
 
     def drop(self, keys: set[tuple[str, str]]) -> None:
-        """Forget runs that no longer exist (a run in progress whose parts now belong to a
-        run that started earlier)."""
-        if not keys:
-            return
-        for name in ROW_FILES:
-            setattr(self, name, [r for r in getattr(self, name)
-                                 if (r["bench"], r["run_id"]) not in keys])
+        """Forget runs in progress that no longer exist (their parts now belong to a run
+        that started earlier); such a run has a report entry only, never rows."""
         self.reports = {k: v for k, v in self.reports.items() if k not in keys}
-        for bench, entry in list(self.latest.items()):
-            if (bench, entry["run_id"]) in keys:
-                del self.latest[bench]
 
     def in_progress(self, bench: str) -> list[dict[str, Any]]:
         """The bench's runs in progress newer than its latest finished run, newest first."""
