@@ -12,10 +12,18 @@ pytest's usual behaviour.
   again (0.2–0.3 s of a 2 s run). They are frozen (``gc.freeze``) once collected, and
   unfrozen as the very last cleanup, so an in-process session (pytester) hands its host a
   normal collector back.
+- The interpreter's exit. Tearing the modules down runs full collections over everything
+  still alive (0.2 s of CPU, a tenth of a 16-case run's wall time), only to free memory the
+  OS takes back anyway. At exit (an exit handler: every thread has been joined by then),
+  the garbage made since the last automatic pass is collected, so its finalizers run as
+  usual, and the rest is frozen. Nothing is skipped that exit would otherwise do
+  for a live object: a dying interpreter does not promise finalizers for objects alive at
+  exit, and every output of a run is written and closed before pytest returns.
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
 
 import pytest
@@ -45,9 +53,18 @@ def configure_lean_run(config: pytest.Config) -> None:
             config.pluginmanager.unregister(plugin)
     config.stash[frozen_key] = True
     config.add_cleanup(gc.unfreeze)
+    # Each in-process session registers it again: it stays one handler.
+    atexit.unregister(freeze_at_exit)
+    atexit.register(freeze_at_exit)
 
 
 def freeze_collected(config: pytest.Config) -> None:
     """Once collected, exempt everything alive from garbage collection until the end."""
     if config.stash.get(frozen_key, False):
         gc.freeze()
+
+
+def freeze_at_exit() -> None:
+    """Spare the interpreter's teardown its collections over what lives until the end."""
+    gc.collect(1)
+    gc.freeze()
