@@ -7,7 +7,6 @@ reference oracle), so every caller goes through the same request path.
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 import time
 from collections.abc import Awaitable, Callable
@@ -211,15 +210,19 @@ class AsyncChatClient(_ClientBase):
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         retry: RetryPolicy | None = None,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
         connections: int | None = None,
     ) -> None:
         """``connections``: the calls this client will have in flight at most (a judge's
         concurrency). Its pool keeps that many connections alive: with httpx's default of
         20, a judge at concurrency 64 closed and reopened connections on most calls (a TCP
-        and TLS handshake each, the largest CPU cost of a judge call on loopback)."""
+        and TLS handshake each, the largest CPU cost of a judge call on loopback).
+        ``sleep`` defaults to ``asyncio.sleep``, imported here: a recall run, which uses
+        only the sync client, never loads asyncio."""
+        import asyncio
+
         super().__init__(config, retry)
-        self._sleep = sleep
+        self._sleep = sleep or asyncio.sleep
         limits = (
             httpx.Limits(max_connections=None, max_keepalive_connections=connections)
             if connections is not None  # else httpx's default

@@ -31,7 +31,7 @@ import gc
 
 import pytest
 
-from needle_lib.plugin.reports import EVALS_DIR
+from needle_lib.paths import EVALS_DIR
 from needle_lib.plugin.session import selected_paths
 from needle_lib.provenance import look_up_git_revision_early
 
