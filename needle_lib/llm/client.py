@@ -7,7 +7,6 @@ reference oracle), so every caller goes through the same request path.
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 import time
 from collections.abc import Awaitable, Callable
@@ -24,6 +23,7 @@ from needle_lib.llm.protocol import (
     parse_completion,
     prepare_request,
 )
+from needle_lib.llm.request_body import json_body
 from needle_lib.net.body import BodyLimits, is_truncated, read_async, read_sync
 from needle_lib.net.retry import Attempts, RetryPolicy
 from needle_lib.redact import register_secret
@@ -32,7 +32,9 @@ Messages = list[dict[str, Any]]
 
 
 def _request(http: httpx.Client | httpx.AsyncClient, req: ChatRequest) -> httpx.Request:
-    return http.build_request("POST", req.url, json=req.payload, headers=req.headers())
+    return http.build_request(
+        "POST", req.url, content=json_body(req.payload), headers=req.headers()
+    )
 
 
 class _ClientBase:
@@ -58,7 +60,10 @@ class _ClientBase:
         )
 
     def _prepare(
-        self, messages: Messages, max_tokens: int | None, prompt_tokens: int | None,
+        self,
+        messages: Messages,
+        max_tokens: int | None,
+        prompt_tokens: int | None,
         tail_tokens: int | None,
     ) -> ChatRequest:
         return prepare_request(
@@ -103,14 +108,21 @@ class _ClientBase:
             )
         try:
             return parse_completion(
-                req, response.status_code, response.text, latency_s=latency_s,
-                attempts=attempt, truncated=is_truncated(response),
+                req,
+                response.status_code,
+                response.text,
+                latency_s=latency_s,
+                attempts=attempt,
+                truncated=is_truncated(response),
             )
         except LLMError as error:  # returned, not raised: ``_settle`` stamps the attempt count
             return error
 
     def _settle(
-        self, req: ChatRequest, sent: httpx.Response | httpx.TransportError, started: float,
+        self,
+        req: ChatRequest,
+        sent: httpx.Response | httpx.TransportError,
+        started: float,
         attempts: Attempts,
     ) -> ChatResult | float:
         """One attempt's result, or the seconds to wait before the next one; the shared
@@ -170,7 +182,8 @@ class ChatClient(_ClientBase):
             started = time.perf_counter()
             try:
                 sent: httpx.Response | httpx.TransportError = read_sync(
-                    self._http, _request(self._http, req), self._limits())
+                    self._http, _request(self._http, req), self._limits()
+                )
             except httpx.TransportError as exc:
                 sent = exc
             settled = self._settle(req, sent, started, attempts)
@@ -197,21 +210,27 @@ class AsyncChatClient(_ClientBase):
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         retry: RetryPolicy | None = None,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
         connections: int | None = None,
     ) -> None:
         """``connections``: the calls this client will have in flight at most (a judge's
         concurrency). Its pool keeps that many connections alive: with httpx's default of
         20, a judge at concurrency 64 closed and reopened connections on most calls (a TCP
-        and TLS handshake each, the largest CPU cost of a judge call on loopback)."""
+        and TLS handshake each, the largest CPU cost of a judge call on loopback).
+        ``sleep`` defaults to ``asyncio.sleep``, imported here: a recall run, which uses
+        only the sync client, never loads asyncio."""
+        import asyncio
+
         super().__init__(config, retry)
-        self._sleep = sleep
-        limits = (httpx.Limits(max_connections=None, max_keepalive_connections=connections)
-                  if connections is not None  # else httpx's default
-                  else httpx.Limits(max_connections=100,
-                                    max_keepalive_connections=20))
-        self._http = httpx.AsyncClient(transport=transport, timeout=self._timeout(),
-                                       verify=self._verify(), limits=limits)
+        self._sleep = sleep or asyncio.sleep
+        limits = (
+            httpx.Limits(max_connections=None, max_keepalive_connections=connections)
+            if connections is not None  # else httpx's default
+            else httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        )
+        self._http = httpx.AsyncClient(
+            transport=transport, timeout=self._timeout(), verify=self._verify(), limits=limits
+        )
 
     async def complete(
         self,
@@ -229,7 +248,8 @@ class AsyncChatClient(_ClientBase):
             started = time.perf_counter()
             try:
                 sent: httpx.Response | httpx.TransportError = await read_async(
-                    self._http, _request(self._http, req), self._limits())
+                    self._http, _request(self._http, req), self._limits()
+                )
             except httpx.TransportError as exc:
                 sent = exc
             settled = self._settle(req, sent, started, attempts)

@@ -185,7 +185,8 @@ class Controller:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.detail is not None:
             self.detail.close()
-        if not self.ran_cases and not self.config.getoption("collectonly"):
+        if not self.ran_cases and not self.config.getoption("collectonly") \
+                and session.exitstatus != pytest.ExitCode.USAGE_ERROR:  # refused: it says why
             self._note(self._nothing_ran())
         self.finished = self.recall.finish()
         self.search_finished = self.search.finish(
