@@ -23,6 +23,7 @@ Run: ``uv run python benchmarks/search_limit.py [--scale 0.1] [--only A|B]``.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 import tempfile
@@ -79,7 +80,38 @@ def mounted_root(tmp: Path, url: str, engines: list[str]) -> Path:
     return root
 
 
-def run_scenario(tmp: Path, scenario: Scenario) -> str:
+Timeline = list[tuple[str, float, float]]
+
+
+def where_time_went(timeline: Timeline, engines: list[str], concurrency: int, start: float,
+                    end: float) -> str:
+    """Why a run is above its limit, from the server's view of every request: each lane's
+    busy share of the span and its stalls (time idle between its own searches), the
+    judge's slots in use over each tenth of the span, and the tail after the last search."""
+    span = end - start
+    lines = []
+    for engine in engines:
+        own = sorted((a, b) for what, a, b in timeline if what == engine)
+        busy = sum(b - a for a, b in own)
+        stalled = sum(max(0.0, a - b) for (_, b), (a, _) in itertools.pairwise(own))
+        lines.append(f"{engine} busy {busy:.0f} s ({busy / span:.0%}), stalled "
+                     f"{stalled:.0f} s, first at {own[0][0] - start:.1f} s, last done at "
+                     f"{own[-1][1] - start:.1f} s")
+    judge = [(a, b) for what, a, b in timeline if what == "judge"]
+    tenths = []
+    for i in range(10):
+        lo, hi = start + span * i / 10, start + span * (i + 1) / 10
+        used = sum(max(0.0, min(b, hi) - max(a, lo)) for a, b in judge)
+        tenths.append(f"{used / (hi - lo) / concurrency:.0%}")
+    last_search = max(b for what, a, b in timeline if what != "judge")
+    last_judge = max(b for a, b in judge)
+    lines.append("judge slots in use per tenth of the span: " + " ".join(tenths))
+    lines.append(f"last search answered at {last_search - start:.1f} s, last judge call at "
+                 f"{last_judge - start:.1f} s, process exit at {span:.1f} s")
+    return "\n".join("    " + line for line in lines)
+
+
+def run_scenario(tmp: Path, scenario: Scenario, *, trace: bool = False) -> str:
     engines = [e for e in scenario.latency if e != "judge"]
     queries = tmp / "q.txt"
     queries.write_text("".join(f"{scenario.label} query number {i}\n"
@@ -96,38 +128,48 @@ def run_scenario(tmp: Path, scenario: Scenario) -> str:
         ended = time.monotonic()
         span = ended - server.engine_times[0]
         judge_calls = server.requests["judge"]
+        started = server.engine_times[0]
+        timeline = list(server.timeline)
         assert server.max_in_flight["judge"] <= scenario.judge_concurrency
         assert all(server.max_in_flight[e] == 1 for e in engines)
     lanes = max(scenario.queries * scenario.latency[e] for e in engines)
     judging = judge_calls * scenario.latency["judge"] / scenario.judge_concurrency
     limit = max(lanes, judging)
-    return (f"{scenario.label}: {scenario.queries} queries × {len(engines)} engines, "
+    summary = (f"{scenario.label}: {scenario.queries} queries × {len(engines)} engines, "
             f"{judge_calls} judge calls; limit {limit:.1f} s (slowest lane {lanes:.1f} s, "
             f"judging {judging:.1f} s): span {span:.1f} s = {span / limit:.2f}× the limit, "
             f"process wall {wall:.1f} s = {wall / limit:.2f}× (target ≤ 1.2×)")
+    if not trace:
+        return summary
+    return summary + "\n" + where_time_went(timeline, engines, scenario.judge_concurrency,
+                                             started, ended)
 
 
-def scenarios(scale: float) -> dict[str, Scenario]:
+def scenarios(scale: float, b_queries: int) -> dict[str, Scenario]:
     wide = {f"lane{i:02d}": round((0.2 + 1.8 * i / 13) * scale, 4) for i in range(14)}
     return {
         "A": Scenario("A", 100, {"exa": 0.3, "brave": 0.3, "judge": 0.5}, 8),
-        "B": Scenario("B", 120, {**wide, "judge": 2.0 * scale}, 64),
+        "B": Scenario("B", b_queries, {**wide, "judge": 2.0 * scale}, 64),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=0.1, help="time scale of scenario B")
+    parser.add_argument("--b-queries", type=int, default=120,
+                        help="queries of scenario B (fewer: a shorter run at the same rates)")
     parser.add_argument("--only", choices=("A", "B"), default=None)
+    parser.add_argument("--trace", action="store_true",
+                        help="also print where the time went (lanes, judge slots, tail)")
     args = parser.parse_args()
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     print("NEEDLE's `news run` is not run here (its `needle` entry point would shadow "
           "ours; install it in another venv to compare): ratios are to the limit")
-    for key, scenario in scenarios(args.scale).items():
+    for key, scenario in scenarios(args.scale, args.b_queries).items():
         if args.only not in (None, key):
             continue
         with tempfile.TemporaryDirectory() as name:
-            print(run_scenario(Path(name), scenario), flush=True)
+            print(run_scenario(Path(name), scenario, trace=args.trace), flush=True)
 
 
 if __name__ == "__main__":

@@ -70,6 +70,9 @@ class FakeSearchServer(LoopbackServer):
         self.max_in_flight: Counter[str] = Counter()
         #: When each engine request arrived (monotonic): one per case, for pacing benchmarks.
         self.engine_times: list[float] = []
+        #: Every request as (endpoint, arrived, answered), monotonic: how busy each engine's
+        #: lane and the judge were over a run (``benchmarks/search_limit.py``).
+        self.timeline: list[tuple[str, float, float]] = []
         #: The user turn of every relevance verdict request, to check what the judge saw.
         self.verdict_prompts: list[str] = []
         self.scripted: Scripted = dict(scripted or {})  # a test may rescript its own server
@@ -165,10 +168,11 @@ class FakeSearchServer(LoopbackServer):
             what = "judge"
         else:
             what = "exa"
+        arrived = time.monotonic()
         with self._lock:
             self.requests[what] += 1
             if what != "judge":
-                self.engine_times.append(time.monotonic())
+                self.engine_times.append(arrived)
             # each endpoint, and "search": every engine together
             counted = (what,) if what == "judge" else (what, "search")
             for key in counted:
@@ -180,6 +184,7 @@ class FakeSearchServer(LoopbackServer):
             return self._answer(what, method, params, headers, body)
         finally:
             with self._lock:
+                self.timeline.append((what, arrived, time.monotonic()))
                 for key in counted:
                     self.in_flight[key] -= 1
 
