@@ -129,3 +129,22 @@ def test_fail_fast_with_lanes_gives_the_serial_verdicts(pytester, tmp_path, monk
     assert outcomes["serial"]["errors"] == 2 and outcomes["serial"]["skipped"] == 4
     # the lane stops sending once tripped: at most its look-ahead beyond the serial run
     assert sent["serial"] == 2 and sent["lanes"] <= 2 + 3
+
+
+def test_the_case_pytest_records_next_is_judged_first(pytester, tmp_path, monkeypatch):
+    """With look-ahead, the judge's queue holds calls of many later cases; a slot goes to the
+    earliest case in run order (the one pytest is waiting for), not to the call that queued
+    first. First come, first served, the first case's verdict waited behind the profiles of
+    every query its lanes had searched ahead; in run order it is the 3rd: its query's
+    profile, the one call handed the slot as that profile returned, then the verdict (two
+    more allowed for a loaded machine's slow searches)."""
+    queries = tmp_path / "q.txt"
+    queries.write_text("".join(f"story number {i}\n" for i in range(8)))
+    with serve(monkeypatch, tmp_path, "order", latency={"judge": 0.4}) as server:
+        run_evals(pytester, tmp_path, "-k", "news", "--queries", str(queries),
+                  "--engines", "exa,brave", "--num-results", "1", "--judge-concurrency", "1",
+                  module="")
+    calls = server.judge_calls
+    assert calls[0] == ("profile", "story number 0")
+    first_verdict = calls.index(("verdict", "story number 0"))
+    assert first_verdict <= 4, calls[: first_verdict + 1]
