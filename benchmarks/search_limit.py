@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -121,11 +122,13 @@ def run_scenario(tmp: Path, scenario: Scenario, *, trace: bool = False) -> str:
         mounted = [e for e in engines if e not in ("exa", "brave")]
         if mounted:
             env["NEEDLE_ROOT"] = str(mounted_root(tmp, server.url, mounted))
+        cpu_before = _children_cpu()
         wall, _ = pytest_run(["evals", "-k", "news", "--queries", str(queries), "--engines",
                               ",".join(engines), "--judge-concurrency",
                               str(scenario.judge_concurrency), "--results-dir",
                               str(tmp / "results"), "--html", str(tmp / "report.html")], env)
         ended = time.monotonic()
+        cpu = _children_cpu() - cpu_before
         span = ended - server.engine_times[0]
         judge_calls = server.requests["judge"]
         started = server.engine_times[0]
@@ -139,10 +142,20 @@ def run_scenario(tmp: Path, scenario: Scenario, *, trace: bool = False) -> str:
             f"{judge_calls} judge calls; limit {limit:.1f} s (slowest lane {lanes:.1f} s, "
             f"judging {judging:.1f} s): span {span:.1f} s = {span / limit:.2f}× the limit, "
             f"process wall {wall:.1f} s = {wall / limit:.2f}× (target ≤ 1.2×)")
+    cases = scenario.queries * len(engines)
+    summary += (f"\n    pytest process CPU {cpu:.0f} s = {cpu / span:.0%} of a core over the "
+                f"span; {1000 * cpu / cases:.0f} ms per case, {1000 * cpu / judge_calls:.1f} ms "
+                f"per judge call; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
+                "cores")
     if not trace:
         return summary
     return summary + "\n" + where_time_went(timeline, engines, scenario.judge_concurrency,
                                              started, ended)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def scenarios(scale: float, b_queries: int) -> dict[str, Scenario]:
