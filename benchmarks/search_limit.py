@@ -8,16 +8,27 @@ and prints the run's time as a ratio to that limit (measured in this run, so loa
 
   A. the issue's run: 100 queries × 2 engines (exa, brave) at 0.3 s, a 0.5 s judge at
      concurrency 8 (target ≤ 1.2×);
-  B. 14 engines × 120 queries at 0.2–2 s per engine and a 2 s judge, time-scaled by
-     ``--scale`` (default 0.1) with the judge concurrency raised to 64 so the run takes
-     seconds, not the half hour its judge calls need at concurrency 8 (target ≤ 1.2×).
+  B. 14 engines × 120 queries at 0.2–2 s per engine and a 2 s judge at concurrency 64
+     (limit 266 s: judging 8,520 calls; the slowest lane needs 240 s), time-scaled by
+     ``--scale`` (default 0.1) (target ≤ 1.2×).
 
 Two figures per run: the span from the first engine request to process exit (the work the
-harness schedules) and the process wall time (adds start-up and collection). NEEDLE's own
-``news run`` is not compared here: it is not installed (and its ``needle`` entry point
-would shadow ours in one environment).
+harness schedules) and the process wall time (adds start-up and collection), and the CPU
+the pytest process used (per case and per judge call). NEEDLE's own ``news run`` is not
+compared here: it is not installed (and its ``needle`` entry point would shadow ours in one
+environment).
 
-Run: ``uv run python benchmarks/search_limit.py [--scale 0.1] [--only A|B]``.
+What a scale measures: scaling every latency by ``--scale`` keeps the schedule (the ratio of
+lanes to judging, the look-ahead, the concurrency) and divides the time, but multiplies the
+call rate: the CPU a run needs stays the same (about 40 s for B), so at 0.1 (a 27 s limit)
+B is CPU-bound on one interpreter, not a scheduling figure. ``--scale 0.5`` (a 133 s limit,
+a third of a core) measures the schedule in about 2.5 minutes; ``--scale 1`` is the real
+latencies (about 5 minutes). ``--b-queries`` shortens B at the same rates, but the start and
+the tail then weigh more. ``--trace`` prints where the time went: each lane's busy and
+stalled time, the judge's slots in use per tenth of the span, the tail after the last
+search.
+
+Run: ``uv run python benchmarks/search_limit.py [--scale 0.1] [--only A|B] [--trace]``.
 """
 
 from __future__ import annotations
