@@ -39,6 +39,10 @@ MAX_POLL_S = 0.05
 #: The order in which waiting calls get a slot, lowest first. A context variable, so the
 #: tasks a case's job starts (its judge calls, a shared query profile) inherit it.
 call_priority: ContextVar[int] = ContextVar("call_priority", default=0)
+#: Subtracted from the priority of a call that other calls wait for (a query's profile,
+#: which every verdict of the query needs): it goes before every ordinary call, and such
+#: calls keep their run order among themselves.
+GATING = 1 << 40
 
 
 class PriorityGate:
