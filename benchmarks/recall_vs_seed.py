@@ -18,9 +18,11 @@ directory per round. Both sides are warmed once (bytecode, Needle's parse and to
 caches), then run alternately ``--rounds`` times (default 5); the figure is the ratio of
 the medians, with every round's ratio beside it, so both sides see the same load.
 
-Also printed: where Needle's wall time goes, from one more run with ``benchmarks/phases.py``
-loaded (interpreter and entry-point plugins, Needle's plugin and configuration, collection,
-the cases, dumps/terminal/HTML reports, interpreter exit).
+Also printed: each side's CPU time (user + system, the process and the children it waited
+for; the servers' time is not in it), whose ratio depends less on what else the machine is
+running than the wall-time ratio does; and where Needle's wall time goes, from one more run
+with ``benchmarks/phases.py`` loaded (interpreter and entry-point plugins, Needle's plugin
+and configuration, collection, the cases, dumps/terminal/HTML reports, interpreter exit).
 
 ``--checkout DIR`` also times Needle from another checkout of the repository (e.g. a
 worktree of ``main``: ``git worktree add --detach ../base main``) in the same rounds, run
@@ -37,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -63,17 +66,20 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**base, **(extra or {})}
 
 
-def _timed(args: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, float]:
-    """(start stamp, wall seconds) of one process; it must succeed."""
+def _timed(args: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, float, float]:
+    """(start stamp, wall seconds, CPU seconds) of one process; it must succeed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.time()
     began = time.perf_counter()
     proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if proc.returncode != 0:
         raise SystemExit(
             f"{args[:4]} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
         )
-    return started, wall
+    return started, wall, cpu
 
 
 def needle_args(url: str, results: Path) -> list[str]:
@@ -109,7 +115,7 @@ def phase_breakdown(url: str, tmp: Path) -> list[tuple[str, float]]:
             "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
         }
     )
-    started, wall = _timed([*needle_args(url, tmp / "phase-results"), "-p", "phases"], env)
+    started, wall, _ = _timed([*needle_args(url, tmp / "phase-results"), "-p", "phases"], env)
     stamps = json.loads(out.read_text())
     spans, last = [], started
     for name in PHASES:
@@ -159,6 +165,7 @@ def main() -> None:
                 checkout,
             )
         walls: dict[str, list[float]] = {label: [] for label in contenders}
+        cpus: dict[str, list[float]] = {label: [] for label in contenders}
         for make in contenders.values():  # warm-up: bytecode, parse and token caches
             args, cwd = make("warm")
             _timed(args, env, cwd)
@@ -166,7 +173,9 @@ def main() -> None:
             order = list(contenders) if index % 2 == 0 else list(reversed(contenders))
             for label in order:
                 args, cwd = contenders[label](str(index))
-                walls[label].append(_timed(args, env, cwd)[1])
+                _, wall, cpu = _timed(args, env, cwd)
+                walls[label].append(wall)
+                cpus[label].append(cpu)
         spans = phase_breakdown(needle_url, tmp)
     seed = walls["seed-equivalent bench.py"]
     for label, times in walls.items():
@@ -175,6 +184,12 @@ def main() -> None:
             f"{label:<26} median {statistics.median(times):5.2f} s = "
             f"{statistics.median(times) / statistics.median(seed):.2f}× the seed "
             f"(rounds: {', '.join(f'{w:.2f}' for w in times)} s; ratios {ratios})"
+        )
+    seed_cpu = statistics.median(cpus["seed-equivalent bench.py"])
+    for label, times in cpus.items():
+        print(
+            f"{label:<26} CPU    {statistics.median(times):5.2f} s = "
+            f"{statistics.median(times) / seed_cpu:.2f}× the seed's CPU"
         )
     print("target: pytest evals -k jquery ≤ 0.4× the seed")
     print("where one Needle run's time goes:")

@@ -11,6 +11,7 @@ CORPORA_DIR = CONFIGS_DIR / "corpora"
 MODELS_DIR = CONFIGS_DIR / "models"
 ENGINES_DIR = CONFIGS_DIR / "engines"
 FIXTURES_DIR = REPO_ROOT / "fixtures"
+EVALS_DIR = REPO_ROOT / "evals"
 RESULTS_DIR = REPO_ROOT / "results"
 CACHE_DIR = Path(os.environ.get("NEEDLE_CACHE_DIR", REPO_ROOT / ".needle-cache"))
 

@@ -3,14 +3,30 @@
 from __future__ import annotations
 
 import subprocess
+import threading
 from functools import cache
 
 from needle_lib import __version__
 from needle_lib.paths import REPO_ROOT
 
+_looking_up = threading.Lock()
+
+
+def git_revision() -> str:
+    """The checkout's commit, ``-dirty`` when tracked files changed, or ``unknown``."""
+    with _looking_up:  # a lookup started early is waited for, never run twice
+        return _git_revision()
+
+
+def look_up_git_revision_early() -> None:
+    """Run the lookup in the background: a run needs the revision for its first dump, and
+    the two git processes (tens of milliseconds, more on a busy machine) can overlap the
+    collection instead of delaying the first case."""
+    threading.Thread(target=git_revision, name="needle-git-revision", daemon=True).start()
+
 
 @cache
-def git_revision() -> str:
+def _git_revision() -> str:
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"],

@@ -23,12 +23,19 @@ from datetime import datetime
 
 import pytest
 from fakeclock import PINNED_NOW
+from hypothesis import HealthCheck, settings
 
 from needle_lib.clock import NOW_ENV
 from needle_lib.llm.config import NO_DOTENV_ENV
 from needle_lib.search.registry import ENGINES
 
 pytest_plugins = ["pytester"]
+
+# Property tests check values, not speed: on a loaded CI machine Hypothesis's per-example
+# deadline and its "input generation is slow" health check fail tests whose code is right.
+settings.register_profile("needle", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("needle")
 
 #: What Needle reads from the environment: its own settings, API keys and tokens, and the
 #: engines' mode switches (``TAVILY_DEPTH``).

@@ -127,3 +127,9 @@ def history_runs(directory: Path, *, days: int = 4, news_per_day: int = 3) -> li
         paths.append(finance_run(directory, START + timedelta(days=day), seed=day))
     return paths
 
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    """Every file under ``directory`` and its bytes (to show a call wrote nothing)."""
+    return {str(p.relative_to(directory)): p.read_bytes()
+            for p in sorted(directory.rglob("*")) if p.is_file()}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -17,7 +18,12 @@ from needle_lib.contract.outcome import (
     is_policy_skip,
     scored_outcome,
 )
-from needle_lib.contract.setup import request_knobs, setup_differences
+from needle_lib.contract.setup import (
+    SetupMismatch,
+    request_knobs,
+    resume_source,
+    setup_differences,
+)
 from needle_lib.errors import NeedleError, UsageError
 
 HEADER = {
@@ -60,6 +66,35 @@ def test_a_policy_skip_is_answered_and_a_fail_fast_skip_is_not():
     assert not is_policy_skip(fail_fast) and not is_answered(fail_fast)
     assert is_answered({"outcome": "failed", "scored": 5, "passed": False})
     assert not is_answered({"outcome": "error", "scored": None})
+
+
+def test_a_search_case_is_answered_by_its_verdict_and_never_by_an_error_or_skip():
+    """Search ``--resume`` keeps what recall keeps: a verdict, never an infrastructure
+    outcome (a search case has no ``scored``, so it is never a policy skip)."""
+    search = {"query_id": "q", "engine": "exa", "results": [], "search_error": None}
+    assert is_answered({**search, "outcome": "passed", "verdict": "hit at rank 1"})
+    assert is_answered({**search, "outcome": "failed", "verdict": "ratings [0]"})
+    assert not is_answered({**search, "outcome": "error", "search_error": "HTTP 500"})
+    assert not is_answered({**search, "outcome": "error", "judge_errors": 2})
+    for reason in ("exa: set EXA_API_KEY", "fail-fast: 2 consecutive errors",
+                   "relevance judge not configured"):
+        assert not is_answered({**search, "outcome": "skipped", "skip_reason": reason})
+
+
+def test_resume_takes_the_newest_run_of_its_setup_else_names_the_newest_difference():
+    """One rule for recall and search ``--resume``: an older run of this setup beats a newer
+    one of another; only runs of other setups is a refusal naming the newest's leaves."""
+    other = _with(scoring__count_comments=False)
+    newer, older = Path("runs/newer.json"), Path("runs/older.json")
+    runs = [(newer, other, "newer"), (older, _with(notes=["moved"]), "older")]
+    assert resume_source(runs, HEADER, ("dump", "this run")) == "older"
+    assert resume_source([], HEADER, ("dump", "this run")) is None
+    with pytest.raises(SetupMismatch) as refused:
+        resume_source(runs[:1], HEADER, ("earlier run", "this run"))
+    assert str(refused.value).splitlines() == [
+        f"--resume: {newer} was produced by a different setup; refusing to mix:",
+        "  scoring.count_comments: False (earlier run) vs True (this run)"]
+    assert isinstance(refused.value, UsageError)
 
 
 def test_bookkeeping_never_blocks_and_setup_leaves_are_named():

@@ -17,7 +17,7 @@ from needle_lib.cli import main
 from needle_lib.dashboard import charts
 from needle_lib.dashboard.build import build_dashboard, rank
 from needle_lib.dashboard.paired import one_knob_pairs
-from needle_lib.dashboard.positions import load_manifest
+from needle_lib.dashboard.positions import load_manifest, load_manifests
 from needle_lib.dashboard.runs import DumpError, load_run, parse_run, scan_results
 from needle_lib.jsonio import write_json_atomic
 from needle_lib.recall.results import finalize
@@ -40,6 +40,7 @@ def results(tmp_path_factory) -> Path:
         ("perfect", "qwen-8bit", ["http_server"], *sample),
         ("html", "flaky", ["http_server"], *sample, "--max-consecutive-errors", "0"),
         ("reindent", "relaxed", ["http_server"], *sample, "--relax-indent"),
+        (None, "reference", ["novel_ts_16k", "novel_ts_64k"], *sample),
     ])
     truncated(results / "http_server__qwen-8bit.json", results / "http_server__cut-8bit.json", 2)
     stale = json.loads((results / "http_server__reference.json").read_text(encoding="utf-8"))
@@ -181,7 +182,8 @@ def test_depth_map_places_targets_by_manifest_position(built):
     out, report = built
     page = out / "long-context" / "default.html"
     assert page in report.pages
-    runs = [r for s in report.sections for r in s.runs if s.cohort.corpus.startswith("novel")]
+    runs = [r for s in report.sections for r in s.runs
+            if s.cohort.corpus in ("novel_16k", "novel_64k")]
     manifest = load_manifest()
     sizes = [manifest[r.corpus] for r in runs]
     fig = charts.depth_figure(runs, sizes, "reference")
@@ -196,6 +198,23 @@ def test_depth_map_places_targets_by_manifest_position(built):
     assert filled and all(v == 100.0 for row in filled for v in row)
     depths = {round(p * 10) for p in manifest["novel_16k"].positions.values()}
     assert len(filled) >= len(depths) - 1  # targets spread down the whole context
+
+
+def test_each_flavour_gets_its_own_depth_map(built):
+    out, report = built
+    page = (out / "long-context" / "default.html").read_text(encoding="utf-8")
+    titles = [json.loads(f'"{text}"')
+              for text in re.findall(r'"title":\{"text":"((?:[^"\\]|\\.)*)"', page)]
+    maps = [t.split(" — ")[0] for t in titles if "matched % by depth" in t]
+    assert maps == ["Reference (oracle) · python", "Reference (oracle) · typescript"]
+    manifest = load_manifests()
+    assert manifest["novel_ts_16k"].flavour == "typescript"
+    assert manifest["novel_16k"].flavour == "python"
+    ts_runs = [r for s in report.sections for r in s.runs if s.cohort.corpus.startswith("novel_ts")]
+    assert sorted(r.corpus for r in ts_runs) == ["novel_ts_16k", "novel_ts_64k"]
+    fig = charts.depth_figure(ts_runs, [manifest[r.corpus] for r in ts_runs], "ts")
+    filled = [v for row in fig.data[0].z for v in row if v is not None]
+    assert len(filled) >= 4 and all(v == 100.0 for v in filled)  # the sampled targets, placed
 
 
 def test_depth_map_falls_back_to_the_manifest_estimate_without_usage(results):

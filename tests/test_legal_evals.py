@@ -9,6 +9,7 @@ import json
 
 import pytest
 from evalrun import case_labels, run_evals
+from test_search_resume import assert_resume_asks_only_the_unanswered
 
 from needle_lib.benches.legal.generate import Options, generate
 from needle_lib.benches.legal.sources import CourtListenerClient, EcfrClient
@@ -151,3 +152,12 @@ def test_generated_gold_runs_end_to_end_with_expected_hits_and_breakdowns(
     assert (exa["misses_system_specific"], exa["misses_universal"]) == (4, 3)
     assert (brave["misses_system_specific"], brave["misses_universal"]) == (1, 2)
     assert (ultimate["recall_at_k"], ultimate["num_scored"]) == (0.7, 10)
+
+
+def test_resume_searches_only_the_errored_case(pytester, tmp_path, gold_rows, engines):
+    gold = tmp_path / "legal.jsonl"
+    write_rows(gold_rows, str(gold))
+    args = ("--queries", str(gold), "--engines", "exa,brave", "-p", "no:randomly")
+    run_evals(pytester, tmp_path / "results", *args, module="test_legal.py")
+    assert_resume_asks_only_the_unanswered(pytester, tmp_path / "results", "legal", engines,
+                                           *args, module="test_legal.py")

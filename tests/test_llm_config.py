@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from rapidfuzz.distance import OSA
 
-from needle_lib.llm.config import DEFAULTS, load_dotenv_once, resolve_model
+from needle_lib.llm.config import DEFAULTS, load_dotenv_once, one_edit_apart, resolve_model
 from needle_lib.paths import MODELS_DIR, REPO_ROOT
 from needle_lib.tomlconf import ConfigError
 
@@ -178,11 +183,13 @@ def test_missing_env_var_error_names_variable(tmp_path: Path, monkeypatch) -> No
 
 
 def test_key_file_then_env_var_and_the_error_names_every_source(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     key_file = tmp_path / "k.key"
-    path = write_model(tmp_path / "m.toml", name="m", api_key_file=str(key_file),
-                       api_key_env="NEEDLE_TEST_CHAIN")
+    path = write_model(
+        tmp_path / "m.toml", name="m", api_key_file=str(key_file), api_key_env="NEEDLE_TEST_CHAIN"
+    )
     monkeypatch.delenv("NEEDLE_TEST_CHAIN", raising=False)
     with pytest.raises(ConfigError) as info:
         resolve_model(str(path)).resolve_api_key()
@@ -193,14 +200,18 @@ def test_key_file_then_env_var_and_the_error_names_every_source(
     assert resolve_model(str(path)).resolve_api_key() == "from-env"
     key_file.write_text("from-file\n", "utf-8")
     assert resolve_model(str(path)).resolve_api_key() == "from-file"
-    assert resolve_model(str(path)).request_shape()["auth"] == \
-        f"file:{key_file} or env:NEEDLE_TEST_CHAIN"
+    assert (
+        resolve_model(str(path)).request_shape()["auth"]
+        == f"file:{key_file} or env:NEEDLE_TEST_CHAIN"
+    )
 
 
 def test_shipped_hosted_configs_accept_the_providers_env_var() -> None:
     """A user with OPENAI_API_KEY exported and no .secrets/ file can run gpt-5.5."""
-    for name, variable in (("gpt-5.5", "OPENAI_API_KEY"), ("claude-sonnet-4-6",
-                                                           "ANTHROPIC_API_KEY")):
+    for name, variable in (
+        ("gpt-5.5", "OPENAI_API_KEY"),
+        ("claude-sonnet-4-6", "ANTHROPIC_API_KEY"),
+    ):
         config = resolve_model(name)
         assert config.api_key_env == variable and config.api_key_file is not None
 
@@ -302,6 +313,44 @@ def test_shipped_configs_load_with_distinct_labels() -> None:
 def test_a_model_name_one_edit_from_a_config_asks_did_you_mean(typo: str) -> None:
     with pytest.raises(ConfigError, match="did you mean qwen36-35b\\?"):
         resolve_model(typo)
+
+
+_NEAR = st.text(alphabet="ab-5", max_size=6)
+
+
+@given(_NEAR, _NEAR)
+def test_one_edit_apart_is_an_optimal_string_alignment_distance_of_one(a: str, b: str) -> None:
+    assert one_edit_apart(a, b) == (OSA.distance(a, b) == 1)
+
+
+@given(_NEAR, st.integers(min_value=0, max_value=6), st.sampled_from("ab-5x"))
+def test_one_edit_apart_finds_every_single_edit(word: str, at: int, char: str) -> None:
+    """Insertions, deletions, substitutions and swaps of neighbours, made on purpose (random
+    pairs are rarely one edit apart)."""
+    at = min(at, len(word))
+    edits = [word[:at] + char + word[at:], word[:at] + word[at + 1 :]]
+    if at < len(word):
+        edits.append(word[:at] + char + word[at + 1 :])
+    if at + 1 < len(word):
+        edits.append(word[:at] + word[at + 1] + word[at] + word[at + 2 :])
+    for edited in edits:
+        assert one_edit_apart(word, edited) == (OSA.distance(word, edited) == 1)
+
+
+def test_resolving_a_raw_model_id_loads_no_string_distance_library() -> None:
+    code = (
+        "import sys; from needle_lib.llm.config import resolve_model; "
+        "resolve_model('zero'); print('rapidfuzz' in sys.modules)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert proc.stdout.strip() == "False"
 
 
 @pytest.mark.parametrize("raw", ["my-org/some-model-7b", "qwen3-8b-2507", "gpt-5.4"])

@@ -19,6 +19,7 @@ from search_runs import (
     judged_case,
     known_case,
     news_run,
+    snapshot,
     write_report,
 )
 
@@ -35,11 +36,6 @@ from needle_lib.search.families import family
 
 def rows(site: Path, name: str) -> list[dict]:
     return [json.loads(line) for line in (site / f"{name}.jsonl").open(encoding="utf-8")]
-
-
-def snapshot(site: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(site)): p.read_bytes() for p in sorted(site.rglob("*"))
-            if p.is_file()}
 
 
 def test_publish_appends_one_row_per_engine_with_recomputed_figures(tmp_path, capsys):

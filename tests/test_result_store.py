@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -40,8 +41,7 @@ def test_a_narrow_run_never_replaces_the_complete_default_run(pytester, tmp_path
     assert needle(["status", "--model", "reference", "--results", str(tmp_path)]) == 0
     assert "http_server__reference" in capsys.readouterr().out
     # --resume picks the stored run of its own setup (the narrow one), asks nothing again
-    again = run_evals(pytester, tmp_path, *CORPUS, "--function", one, "--no-comments",
-                      "--resume")
+    again = run_evals(pytester, tmp_path, *CORPUS, "--function", one, "--no-comments", "--resume")
     assert again.ret == 0, again.stdout.str()
     newest = max((tmp_path / "runs" / PAIR).glob("*.json"), key=lambda p: p.stat().st_mtime)
     assert json.loads(newest.read_text())["resumed_from"]["cases_kept"] == 1
@@ -52,10 +52,12 @@ def test_an_explicit_dump_of_another_setup_is_refused_not_overwritten(pytester, 
     first = run_evals(pytester, tmp_path, *CORPUS, "--sample", "2", "--dump", str(dump))
     assert first.ret == 0, first.stdout.str()
     before = dump.read_text()
-    other = run_evals(pytester, tmp_path, *CORPUS, "--sample", "2", "--relax-indent",
-                      "--dump", str(dump))
-    assert_usage_error(other, f"--dump {dump} holds a run of a different setup*",
-                       "*scoring*relax_indent*")
+    other = run_evals(
+        pytester, tmp_path, *CORPUS, "--sample", "2", "--relax-indent", "--dump", str(dump)
+    )
+    assert_usage_error(
+        other, f"--dump {dump} holds a run of a different setup*", "*scoring*relax_indent*"
+    )
     assert dump.read_text() == before
     same = run_evals(pytester, tmp_path, *CORPUS, "--sample", "2", "--dump", str(dump))
     assert same.ret == 0  # the same setup again may rewrite its own file
@@ -76,7 +78,10 @@ def test_runs_started_together_get_their_own_files_and_the_best_becomes_the_view
     store = ResultStore(tmp_path)
     first, second, third = (store.new_run(PAIR, STARTED) for _ in range(3))
     assert [p.name for p in (first, second, third)] == [
-        "20260701-001705.json", "20260701-001705-2.json", "20260701-001705-3.json"]
+        "20260701-001705.json",
+        "20260701-001705-2.json",
+        "20260701-001705-3.json",
+    ]
     store.save(PAIR, first, {"complete": False, DEFAULT_SELECTION: True, "cases": [1]})
     store.save(PAIR, second, {"complete": True, DEFAULT_SELECTION: True, "cases": [1, 2]})
     store.save(PAIR, third, {"complete": False, DEFAULT_SELECTION: True, "cases": [3]})
@@ -84,6 +89,29 @@ def test_runs_started_together_get_their_own_files_and_the_best_becomes_the_view
     assert view[STORED_AS] == f"runs/{PAIR}/{second.name}"  # complete beats a later partial
     assert store.runs(PAIR) == [third, second, first]
     assert json.loads(first.read_text())["cases"] == [1]  # every run keeps its own cases
+
+
+def test_a_dump_in_progress_is_rewritten_compact_and_the_finished_one_durable(
+    tmp_path, monkeypatch
+):
+    """Per-case rewrites use json's C encoder and no fsync (a killed run still finds the
+    last one whole); the run's last write, file and view, is indented and fsynced."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    store = ResultStore(tmp_path)
+    run = store.new_run(PAIR, STARTED)
+    cases = [{"case_id": "a", "function": "f"}]
+    store.save(PAIR, run, {"in_progress": True, "complete": False, "cases": cases})
+    assert synced == []
+    for path in (run, store.latest_path(PAIR)):
+        text = path.read_text()
+        assert text.count("\n") == 1 and json.loads(text)["cases"] == cases
+    store.save(PAIR, run, {"in_progress": False, "complete": True, "cases": cases})
+    assert len(synced) == 2
+    for path in (run, store.latest_path(PAIR)):
+        text = path.read_text()
+        assert text.count("\n") > 1 and json.loads(text)["complete"] is True
 
 
 class LockstepServer(FakeOpenAIServer):
@@ -105,16 +133,41 @@ class LockstepServer(FakeOpenAIServer):
 def test_two_runs_on_one_pair_at_once_each_keep_their_cases(tmp_path):
     """Issue 20.11 / 25: disjoint ``-k`` runs of one (corpus, model) at the same time."""
     results, model = tmp_path / "results", "lockstep-fake"
-    selections = {"parse_request or send_error or guess_type": 3,
-                  "log_message or translate_path or is_cgi": 3}
+    selections = {
+        "parse_request or send_error or guess_type": 3,
+        "log_message or translate_path or is_cgi": 3,
+    }
     with LockstepServer() as server:
-        runs = [subprocess.Popen(
-            [sys.executable, "-m", "pytest", str(REPO_ROOT / "evals" / "test_recall.py"),
-             f"--rootdir={REPO_ROOT}", "-p", "no:cacheprovider", "-q", "--no-color",
-             "--results-dir", str(results), "--model", model, "--base-url", server.url,
-             "--corpus", "http_server", "-k", selection],
-            cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            for selection in selections]
+        runs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    str(REPO_ROOT / "evals" / "test_recall.py"),
+                    f"--rootdir={REPO_ROOT}",
+                    "-p",
+                    "no:cacheprovider",
+                    "-q",
+                    "--no-color",
+                    "--results-dir",
+                    str(results),
+                    "--model",
+                    model,
+                    "--base-url",
+                    server.url,
+                    "--corpus",
+                    "http_server",
+                    "-k",
+                    selection,
+                ],
+                cwd=REPO_ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for selection in selections
+        ]
         outputs = [run.communicate(timeout=600)[0] for run in runs]
     assert [run.returncode for run in runs] == [0, 0], "\n".join(outputs)
     assert not server.partners.broken  # every request met its partner: the runs overlapped
@@ -132,5 +185,6 @@ def test_two_runs_on_one_pair_at_once_each_keep_their_cases(tmp_path):
     view = json.loads(store.latest_path(pair).read_text())
     source = results / view[STORED_AS]
     assert source in files
-    assert {k: v for k, v in view.items() if k != STORED_AS} == \
-        {k: v for k, v in json.loads(source.read_text()).items() if k != STORED_AS}
+    assert {k: v for k, v in view.items() if k != STORED_AS} == {
+        k: v for k, v in json.loads(source.read_text()).items() if k != STORED_AS
+    }

@@ -56,3 +56,13 @@ def test_a_live_claimants_verdict_is_shared(tmp_path):
     assert second.preflight("c__m", lambda: "never run") == "too long"
     first.close()
     second.close()
+
+
+def test_the_run_state_never_waits_for_the_disk(tmp_path):
+    """It lives as long as the run, so its writes are not fsynced; workers still share it."""
+    first, second = RunState(tmp_path), RunState(tmp_path)
+    assert first._db.execute("PRAGMA synchronous").fetchone()[0] == 0
+    first.note_error("m", "refused")
+    assert second.consecutive_errors("m") == (1, "refused")
+    first.close()
+    second.close()

@@ -10,6 +10,7 @@ import json
 import pytest
 from evalrun import case_labels, run_evals
 from scholar_fakes import run_generate
+from test_search_resume import assert_resume_asks_only_the_unanswered
 
 from needle_lib.testing.scholar_papers import A1, A3, A5, A7, CORPUS, E1, E2, NOW
 from needle_lib.testing.scholar_sources import FakeScholarSources
@@ -132,3 +133,12 @@ def test_generated_gold_scores_crafted_engine_answers(pytester, tmp_path, gold_r
     assert brave["by_bucket"]["tot"] == {"n": 5, "recall_at_k": 1 / 5}
     assert (ultimate["recall_at_k"], ultimate["num_scored"]) == (10 / 24, 24)
     assert ultimate["by_bucket"]["title"] == {"n": 6, "recall_at_k": 4 / 6}
+
+
+def test_resume_searches_only_the_errored_case(pytester, tmp_path, gold_rows, engines):
+    gold = tmp_path / "scholar.jsonl"
+    gold.write_text("".join(json.dumps(row) + "\n" for row in gold_rows))
+    args = ("--queries", str(gold), "--engines", "exa,brave", "-p", "no:randomly")
+    run_evals(pytester, tmp_path / "run", *args, module="test_scholar.py")
+    assert_resume_asks_only_the_unanswered(pytester, tmp_path / "run", "scholar", engines,
+                                           *args, module="test_scholar.py")

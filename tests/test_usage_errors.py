@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from evalrun import assert_usage_error, run_evals
 
-from needle_lib.paths import REPO_ROOT
+from needle_lib.paths import CACHE_DIR, REPO_ROOT
 
 CORPUS = """\
 [files]
@@ -67,12 +67,13 @@ def test_a_broken_engine_config_under_the_evals_directory_is_one_usage_error(
     queries = tmp_path / "q.txt"
     queries.write_text("best hiking boots\n", encoding="utf-8")
     monkeypatch.setenv("NEEDLE_ROOT", str(root))
+    monkeypatch.setenv("NEEDLE_CACHE_DIR", str(CACHE_DIR))  # the corpora's parses, kept warm
     searching = run_evals(pytester, tmp_path / "results", "--html", str(tmp_path / "r.html"),
                           "--queries", str(queries), module="")
     assert_usage_error(searching, f"{broken}: unknown key 'bogus'*")
     assert "INTERNALERROR" not in searching.stdout.str() + searching.stderr.str()
     recalling = run_evals(pytester, tmp_path / "results", "--html", str(tmp_path / "r2.html"),
-                          "-k", "http_server", "--collect-only", module="")
+                          "--corpus", "http_server", "--collect-only", module="")
     assert recalling.ret == pytest.ExitCode.OK, recalling.stdout.str()
     assert "INTERNALERROR" not in recalling.stdout.str() + recalling.stderr.str()
 

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from needle_lib.commands.publish import load_runs, merged_run, shard_groups
+from needle_lib.commands.publish import load_runs, merged_run, run_groups
 from needle_lib.continuous.runs import PublishedRun, ReportError, load_run
 from needle_lib.continuous.store import Site
 from needle_lib.dashboard.build import build_dashboard
@@ -43,15 +43,15 @@ def _default_search(results: Path, notes: list[str]) -> SearchHistory | None:
     """The reports under ``results/search``; unreadable ones are left out with a note."""
     runs: list[PublishedRun] = []
     paths = sorted((results / "search").glob("*.json"))
-    single, groups = shard_groups(paths)
+    single, groups = run_groups(paths)
     for path in single:
         try:
             runs.append(load_run(path))
         except ReportError as exc:
             notes.append(f"search report left out: {exc}")
-    for parts in groups:  # shard parts of one run: shown as that run (incomplete until all)
+    for parts, count in groups:  # shard parts of one run: in progress until all are there
         try:
-            runs.append(merged_run(parts, write=False))
+            runs.append(merged_run(parts, count, write=False))
         except ReportError as exc:
             notes.append(f"search run left out: {exc}")
     return SearchHistory(Site.of_runs(runs), f"{len(runs)} report(s) in "
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
                                                      str(args.site),
                                                      config)
     elif args.report:
-        runs = load_runs(args.report, write_merged=False)
+        runs = load_runs(args.report)
         search = SearchHistory(Site.of_runs(runs), ", ".join(p.name for p in args.report),
                                config)
     else:

@@ -3,8 +3,10 @@ and, with ``--hub``, archive their artifacts in a Hugging Face dataset repositor
 
 Every report is read and scored before the directory is touched: one malformed file
 refuses the whole call and nothing is written, so a history never holds half a publish.
-Reports of one run split over machines (``…shard-I-of-N.json``) are merged first, so the
-run is published once with its pooled figures recomputed over every part.
+Reports of one run split over machines (``…shard-I-of-N.json``) are kept raw in the
+history and merged there with the parts earlier publishes brought (``continuous.parts``),
+so the run is published once with its pooled figures recomputed over every part, and is
+"in progress" until its last part lands.
 
 ``--backfill`` rebuilds the history and the 24-hour query window from the archive alone
 (a lost or damaged history branch, or a history started after the archive).
@@ -14,24 +16,25 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import tempfile
 from pathlib import Path
 
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX, read_run
-from needle_lib.commands.merge import merge_parts
+from needle_lib.benches.runfiles import JOURNAL_SUFFIX
 from needle_lib.continuous.archive import RUNS_ROOT, TOKEN_ENV, Archive
 from needle_lib.continuous.daily import to_jsonl
-from needle_lib.continuous.parts import PartInfo, group_parts, part_info
-from needle_lib.continuous.runs import PublishedRun, ReportError, load_run
+from needle_lib.continuous.parts import (
+    SHARD,
+    PartInfo,
+    group_parts,
+    group_run,
+    merged_name,
+    read_part,
+)
+from needle_lib.continuous.runs import PublishedRun, load_run
 from needle_lib.continuous.store import Site, publish
 from needle_lib.jsonio import write_json_atomic
-from needle_lib.recall.merge import MergeError
 from needle_lib.report.search_summary import engine_table
-from needle_lib.tomlconf import ConfigError
-
-SHARD = re.compile(r"\.shard-(\d+)-of-(\d+)(?=\.json$|\.partial\.jsonl$)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,24 +62,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 def markdown_summary(runs: list[PublishedRun]) -> str:
     parts = []
     for published in runs:
-        state = "complete" if published.complete else "**incomplete**"
+        state = published.state if published.complete else f"**{published.state}**"
         parts.append(f"### {published.bench} · run {published.run_id} ({state})\n\n"
                      f"```\n{engine_table(published.report)}\n```\n")
     return "\n".join(parts)
 
 
-def shard_groups(paths: list[Path]) -> tuple[list[Path], list[list[Path]]]:
-    """Reports as given, and shard parts grouped by the run they belong to: by the
-    ``shard`` their headers record (``continuous.parts``), or, for reports written before
-    headers recorded it, by name (the same name without the ``.shard-I-of-N`` part)."""
+def split_parts(paths: list[Path]) -> tuple[list[Path], list[PartInfo], list[list[Path]]]:
+    """Whole reports; shard parts whose headers record their ``shard``
+    (``continuous.parts``); and, for parts written before headers recorded it, groups of
+    parts by name (the same name without the ``.shard-I-of-N`` part)."""
     single: list[Path] = []
     recorded: list[PartInfo] = []
     named: dict[tuple[Path, str, str], list[Path]] = {}
     for path in paths:
-        try:
-            info = part_info(path, read_run(path)[0])
-        except ConfigError:
-            info = None  # not a report: load_run names the problem
+        info = read_part(path)
         match = SHARD.search(path.name)
         if info is not None:
             recorded.append(info)
@@ -85,40 +85,37 @@ def shard_groups(paths: list[Path]) -> tuple[list[Path], list[list[Path]]]:
                              []).append(path)
         else:
             single.append(path)
-    groups = [[p.path for p in group] for group in group_parts(recorded)]
-    return single, groups + list(named.values())
+    return single, recorded, list(named.values())
 
 
-def merged_run(parts: list[Path], *, write: bool = True) -> PublishedRun:
+def merged_run(parts: list[Path], count: int | None = None, *,
+               write: bool = True) -> PublishedRun:
     """One run from its shard parts, merged beside them (as ``needle merge`` would write
-    it; with ``write`` false, in a scratch folder); parts that are missing make it an
-    incomplete run."""
-    if len(parts) == 1:  # a lone part: its report is already a run (of fewer queries)
+    it; with ``write`` false, only in memory); with ``count`` (the parts the run was split
+    into) recorded and parts missing, a run in progress."""
+    if len(parts) == 1 and count is None:  # a lone unrecorded part: a run of fewer queries
         return load_run(parts[0])
-    try:
-        merged = merge_parts(parts)
-    except MergeError as exc:
-        raise ReportError(str(exc)) from None
-    name = SHARD.sub("", parts[0].name).removesuffix(JOURNAL_SUFFIX).removesuffix(".json")
-    if not write:
-        with tempfile.TemporaryDirectory(prefix="needle-merge-") as scratch:
-            target = Path(scratch) / f"{name}.json"
-            write_json_atomic(target, merged.dump, indent=1)
-            run = load_run(target)
-        run.source = parts[0]
-        return run
-    target = parts[0].parent / f"{name}.json"
-    write_json_atomic(target, merged.dump, indent=1)
-    print(f"merged {len(parts)} shard part(s) → {target}")
-    return load_run(target)
+    built = group_run(parts, count, parts[0].parent / merged_name(parts[0]))
+    if write and built.merged is not None:
+        write_json_atomic(built.run.source, built.merged, indent=1)
+        print(f"merged {len(parts)} shard part(s) → {built.run.source}")
+    return built.run
 
 
-def load_runs(paths: list[Path], *, write_merged: bool = True) -> list[PublishedRun]:
-    """Runs from reports, shard parts of one run merged into it (``write_merged``: the
-    merged report is written beside the parts, as ``needle merge`` would)."""
-    single, groups = shard_groups(paths)
-    return [load_run(p) for p in single] + [merged_run(g, write=write_merged)
-                                            for g in groups]
+def run_groups(paths: list[Path]) -> tuple[list[Path], list[tuple[list[Path], int | None]]]:
+    """Whole reports, and the parts of each run with the number of parts the run has
+    (None where the headers do not record it)."""
+    single, recorded, named = split_parts(paths)
+    return single, ([([p.path for p in group], group[0].count)
+                     for group in group_parts(recorded)] + [(group, None) for group in named])
+
+
+def load_runs(paths: list[Path]) -> list[PublishedRun]:
+    """Runs from reports, in memory (for pages): the shard parts of one run merged into it,
+    in progress while some are missing."""
+    single, groups = run_groups(paths)
+    return [load_run(p) for p in single] + [merged_run(parts, count, write=False)
+                                            for parts, count in groups]
 
 
 def _archive(repo: str, runs: list[PublishedRun], site: Site) -> None:
@@ -172,17 +169,23 @@ def run(args: argparse.Namespace) -> int:
     if not args.reports:
         print("needle publish: give REPORT files (or --backfill --hub REPO)", file=sys.stderr)
         return 2
-    runs = load_runs(args.reports)  # all validated before any write
-    result = publish(runs, args.site)
-    for published in runs:
+    single, recorded, named = split_parts(args.reports)
+    runs = ([load_run(p) for p in single]  # all validated before any write
+            + [merged_run(group) for group in named])
+    for part in recorded:
+        load_run(part.path)
+    result = publish(runs, args.site, parts=recorded)
+    for published in result.runs:
         verb = "replaced" if any(published is r for r in result.replaced) else "added"
-        flag = "" if published.complete else " (incomplete)"
-        print(f"{verb} {published.bench} run {published.run_id}{flag}: "
-              f"{len(published.history)} engine row(s) from {published.source}")
+        flag = "" if published.complete else f" ({published.state})"
+        rows = (f"{len(published.history)} engine row(s)" if published.progress is None
+                else "no rows until its last part is published")
+        print(f"{verb} {published.bench} run {published.run_id}{flag}: {rows} from "
+              f"{published.source}")
     print(f"history → {args.site}")
     if args.summary is not None:
         with args.summary.open("a", encoding="utf-8") as fh:
-            fh.write(markdown_summary(runs))
+            fh.write(markdown_summary(result.runs))
     if args.hub is not None:
-        _archive(args.hub, runs, result.site)
+        _archive(args.hub, [r for r in result.runs if r.progress is None], result.site)
     return 0

@@ -8,11 +8,12 @@ Each prints, once it is listening, exactly what to pass to Needle, and serves un
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,17 +181,39 @@ _WORLDS: dict[str, Callable[[argparse.Namespace, ExitStack], Served]] = {
     "finance": _finance, "scholar": _scholar, "legal": _legal, "news": _news}
 
 
-def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
-    """Start the fake, print what to copy, serve until Ctrl-C (or ``stop`` is set)."""
-    start: Callable[[argparse.Namespace], AbstractContextManager[Served]] = args.start
+@contextmanager
+def _stopped_by_signals(stop: threading.Event) -> Iterator[None]:
+    """SIGINT and SIGTERM set ``stop``, so the fakes and their temporary files are closed.
+
+    Why not rely on KeyboardInterrupt: a job a non-interactive shell starts in the background
+    (``needle serve … &`` in a script) inherits SIGINT ignored, and SIGTERM (``kill``,
+    a CI runner tearing a job down) would end the process without running any cleanup.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+    previous = {signum: signal.signal(signum, on_signal)
+                for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
-        with start(args) as info:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
+    """Start the fake, print what to copy, serve until Ctrl-C, SIGTERM or ``stop`` is set."""
+    start: Callable[[argparse.Namespace], AbstractContextManager[Served]] = args.start
+    stop = stop or threading.Event()
+    try:
+        with start(args) as info, _stopped_by_signals(stop):
             print(info.headline, flush=True)
             for line in info.lines:
                 print(f"  {line}", flush=True)
             print("Ctrl-C stops it.", flush=True)
-            with suppress(KeyboardInterrupt):
-                (stop or threading.Event()).wait()
+            stop.wait()
     except OSError as exc:
         print(f"needle serve: cannot listen on 127.0.0.1:{args.port} ({exc.strerror}); "
               "pass --port N, or --port 0 for any free port", file=sys.stderr)

@@ -40,6 +40,18 @@ class ReportError(ConfigError):
     """A file that cannot be published; the message names the file and what is wrong."""
 
 
+@dataclass(frozen=True)
+class PartsInProgress:
+    """A run split over machines of which only some parts are published yet: it is shown
+    as one run in progress, and adds no rows to the history until its last part lands."""
+
+    have: int
+    count: int
+
+    def describe(self) -> str:
+        return f"in progress, {self.have} of {self.count} parts"
+
+
 @dataclass
 class PublishedRun:
     """A run's rows for every history file, plus its trimmed report for the run browser."""
@@ -55,14 +67,28 @@ class PublishedRun:
     overlap: list[dict[str, Any]] = field(default_factory=list)
     uniqueness: list[dict[str, Any]] = field(default_factory=list)
     scores: dict[str, Any] = field(default_factory=dict)
+    #: Set while parts of the run are missing (``continuous.parts``).
+    progress: PartsInProgress | None = None
 
     @property
     def key(self) -> tuple[str, str]:
         return self.bench, self.run_id
 
+    @property
+    def state(self) -> str:
+        """complete / incomplete / in progress, k of N parts (for messages and summaries)."""
+        if self.progress is not None:
+            return self.progress.describe()
+        return "complete" if self.complete else "incomplete"
+
 
 def iso(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_id_of(started: datetime) -> str:
+    """A run's id: its start (as its header records it, UTC) to the second."""
+    return started.strftime("%Y%m%dT%H%M%SZ")
 
 
 @functools.lru_cache(maxsize=65536)
@@ -106,7 +132,7 @@ def load_run(path: Path) -> PublishedRun:
     expected = header.get("expected_cases", len(cases))
     run = PublishedRun(
         source=path, bench=header["bench"], kind=report["kind"],
-        run_id=started.strftime("%Y%m%dT%H%M%SZ"), ts=iso(started),
+        run_id=run_id_of(started), ts=iso(started),
         complete=run_complete(cases, expected, finished=not path.name.endswith(JOURNAL_SUFFIX)),
         report=_trimmed({**report, "header": header, "scored_cases": scored_cases(cases)}),
     )

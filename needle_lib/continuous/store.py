@@ -4,10 +4,12 @@ Plain files, so the directory can live on a git branch or in an object store and
 by anything: ``history.jsonl`` (one row per run, bench and engine, ``ultimate`` included),
 ``overlap.jsonl`` (engine pairs), ``uniqueness.jsonl`` (engines), ``scores.jsonl``
 (per-query scores, last seven days only), ``ci.json`` (intervals over those days),
-``families.json``, ``latest/<bench>.json`` (the newest run, for the run browser),
+``families.json``, ``latest/<bench>.json`` (the newest finished run, for the run browser),
 ``runs/<bench>/<run_id>.json`` (the trimmed reports of each bench's newest ``RUNS_KEPT``
-runs, for the judgement browser and run permalinks; older runs live in the archive) and
-``daily_queries.jsonl`` (the queries of the last 24 hours, ``continuous.daily``).
+runs, for the judgement browser and run permalinks; older runs live in the archive; a run
+still waiting for shard parts is kept here only, marked ``progress``), ``parts/<bench>/``
+(those runs' raw shard parts, ``continuous.parts``) and ``daily_queries.jsonl`` (the
+queries of the last 24 hours, ``continuous.daily``).
 
 Writers take an exclusive ``flock`` on ``.publish.lock`` for the whole read-modify-write
 and replace each file atomically, so two publishes at once both land and a reader (or a
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import fcntl
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,6 +36,7 @@ from needle_lib.continuous.daily import (
     rolling_window,
     to_jsonl,
 )
+from needle_lib.continuous.parts import PartInfo, update_parts
 from needle_lib.continuous.runs import PublishedRun, ReportError, parse_ts
 from needle_lib.jsonio import read_json, write_json_atomic, write_text_atomic
 from needle_lib.names import inside, safe_file_name
@@ -104,9 +107,12 @@ class Site:
 
     def add(self, runs: list[PublishedRun]) -> list[PublishedRun]:
         """Add runs' rows, replacing those of the same runs; returns the runs that replaced
-        earlier rows. One pass per file however many runs (a backfill adds a year)."""
+        earlier rows. One pass per file however many runs (a backfill adds a year). A run
+        in progress (parts missing) adds no rows: it is kept as a report entry only, so it
+        is neither a bench's latest run nor part of any figure until its last part lands."""
         keys = {run.key for run in runs}
-        present: set[tuple[str, str]] = set()
+        present = {key for key in keys if key in self.reports}
+        finished = [run for run in runs if run.progress is None]
         for name in ROW_FILES:
             rows: list[dict[str, Any]] = getattr(self, name)
             kept = []
@@ -116,7 +122,7 @@ class Site:
                     present.add(key)
                 else:
                     kept.append(row)
-            for run in runs:
+            for run in finished:
                 new = getattr(run, name)
                 kept.extend(new if isinstance(new, list) else [new])
             kept.sort(key=lambda r: (r["ts"], r["bench"]))
@@ -124,11 +130,26 @@ class Site:
         for run in runs:
             entry = {"bench": run.bench, "run_id": run.run_id, "ts": run.ts,
                      "complete": run.complete, "source": run.source.name, "report": run.report}
+            if run.progress is not None:
+                entry["progress"] = {"have": run.progress.have, "count": run.progress.count}
             self.reports[run.key] = entry
             current = self.latest.get(run.bench)
-            if current is None or current["ts"] <= run.ts:
+            if run.progress is None and (current is None or current["ts"] <= run.ts):
                 self.latest[run.bench] = entry
         return [run for run in runs if run.key in present]
+
+    def drop(self, keys: set[tuple[str, str]]) -> None:
+        """Forget runs in progress that no longer exist (their parts now belong to a run
+        that started earlier); such a run has a report entry only, never rows."""
+        self.reports = {k: v for k, v in self.reports.items() if k not in keys}
+
+    def in_progress(self, bench: str) -> list[dict[str, Any]]:
+        """The bench's runs in progress newer than its latest finished run, newest first."""
+        latest = self.latest.get(bench)
+        return sorted((entry for (b, _), entry in self.reports.items()
+                       if b == bench and "progress" in entry
+                       and (latest is None or entry["ts"] > latest["ts"])),
+                      key=lambda e: e["ts"], reverse=True)
 
     def add_daily(self, runs: list[PublishedRun], rows: list[dict[str, Any]]) -> None:
         """Replace these runs' rows in the 24-hour query window with ``rows``."""
@@ -245,24 +266,49 @@ class Published:
     replaced: list[PublishedRun]
     site: Site
 
+    @property
+    def runs(self) -> list[PublishedRun]:
+        return [*self.added, *self.replaced]
 
-def publish(runs: list[PublishedRun], directory: Path, *, rebuild: bool = False) -> Published:
-    """Merge already validated runs into the history directory under its lock; ``rebuild``
-    replaces the directory's history with these runs alone (a backfill from the archive)."""
-    keys = [run.key for run in runs]
-    twice = sorted({key for key in keys if keys.count(key) > 1})
-    if twice:
-        raise ReportError("the same run given twice: " + ", ".join(
-            f"{bench} run {run_id}" for bench, run_id in twice))
-    daily = [row for run in runs for row in daily_rows(run, _query_records(run))]
+
+def publish(runs: list[PublishedRun], directory: Path, *, parts: Sequence[PartInfo] = (),
+            rebuild: bool = False) -> Published:
+    """Merge already validated runs into the history directory under its lock; ``parts``
+    (validated shard parts) join the parts the history keeps (``continuous.parts``) and
+    publish the runs they make; ``rebuild`` replaces the directory's history with these
+    runs alone (a backfill from the archive)."""
     with locked(directory):
+        update = update_parts(directory, list(parts)) if parts else None
+        runs = runs + [built.run for built in update.runs] if update else runs
+        keys = [run.key for run in runs]
+        twice = sorted({key for key in keys if keys.count(key) > 1})
+        if twice:
+            raise ReportError("the same run given twice: " + ", ".join(
+                f"{bench} run {run_id}" for bench, run_id in twice))
+        daily = [row for run in runs if run.progress is None
+                 for row in daily_rows(run, _query_records(run))]
         site = Site() if rebuild else Site.load(directory)
+        _refuse_unfinishing(runs, site)
         replaced = site.add(runs)
-        site.add_daily(runs, daily)
+        site.drop(update.stale if update else set())
+        site.add_daily([run for run in runs if run.progress is None], daily)
         site.refresh()
         site.forget_reports([run.key for run in runs], directory)
+        if update:
+            update.apply(set(site.reports))
         site.write(directory)
     return Published([r for r in runs if all(r is not x for x in replaced)], replaced, site)
+
+
+def _refuse_unfinishing(runs: list[PublishedRun], site: Site) -> None:
+    """A part re-published after its finished run's parts were dropped (only the newest
+    runs' are kept) would make that run "in progress" again and take its rows away."""
+    finished = {(row["bench"], row["run_id"]) for row in site.history}
+    for run in runs:
+        if run.progress is not None and run.key in finished:
+            raise ReportError(f"{run.source}: {run.bench} run {run.run_id} is published as a "
+                              "finished run and its other parts are no longer kept in the "
+                              "history; publish all its parts in one call to replace it")
 
 
 def _query_records(run: PublishedRun) -> list[dict[str, Any]]:

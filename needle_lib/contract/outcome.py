@@ -62,8 +62,10 @@ def is_policy_skip(case: Mapping[str, Any]) -> bool:
 
 
 def is_answered(case: Mapping[str, Any]) -> bool:
-    """Asked and answered: a quality result or a policy skip (what ``--resume`` keeps and
-    what makes a run complete); errors and fail-fast skips are not."""
+    """Asked and answered: a quality result or a policy skip (what ``--resume`` keeps, for
+    recall and search alike, and what makes a run complete); errors and skips for other
+    reasons (fail-fast, a missing key, no judge) are not: none measured the model or
+    engine, so a resumed run asks them again."""
     return is_scored(case.get("outcome")) or is_policy_skip(case)
 
 

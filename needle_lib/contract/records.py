@@ -82,6 +82,8 @@ class SearchCaseRecord(TypedDict):
     verdict: NotRequired[str]
     skip_reason: NotRequired[str]
     error: NotRequired[str]
+    #: Kept from the run ``--resume`` continued (its counters and latency are that run's).
+    resumed: NotRequired[bool]
 
 
 def search_case_record(*, query_id: str, query: str, stratum: str | None, engine: str,

@@ -12,9 +12,14 @@ leaf keys, one per line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
+
+from needle_lib.errors import UsageError
+
+Run = TypeVar("Run")
 
 #: Model request keys that say where, who or how fast, not what is asked.
 REQUEST_BOOKKEEPING = frozenset({"label", "config", "source", "base_url", "auth", "timeout",
@@ -76,3 +81,27 @@ def request_knobs(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> dict[st
 def refusal(what: str, differences: list[Difference], labels: tuple[str, str]) -> str:
     """``what`` followed by one indented line per differing leaf."""
     return what + ":\n  " + "\n  ".join(d.describe(labels) for d in differences)
+
+
+class SetupMismatch(UsageError):
+    """``--resume`` found earlier runs, none of this run's setup."""
+
+
+def resume_source(runs: Iterable[tuple[Path, Mapping[str, Any], Run]],
+                  ours: Mapping[str, Any], labels: tuple[str, str]) -> Run | None:
+    """What ``--resume`` continues (recall and search alike): of ``runs`` (newest first, as
+    (file, header, what the caller wants back)), the first of ``ours``'s setup; None when
+    there is no run at all. When there are runs and none is of this setup,
+    ``SetupMismatch`` names how the newest differs: resuming from nothing would quietly
+    ask everything again."""
+    refused = None
+    for path, theirs, run in runs:
+        differences = setup_differences(theirs, ours)
+        if not differences:
+            return run
+        refused = refused or refusal(
+            f"--resume: {path} was produced by a different setup; refusing to mix",
+            differences, labels)
+    if refused is not None:
+        raise SetupMismatch(refused)
+    return None

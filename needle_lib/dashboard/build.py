@@ -8,7 +8,7 @@ non-default scoring policy therefore never share a leaderboard with default-poli
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 
 from needle_lib.dashboard import charts, site
 from needle_lib.dashboard.paired import ComparisonError, compare_runs, one_knob_pairs
-from needle_lib.dashboard.positions import DEFAULT_MANIFEST, NovelSize, load_manifest
+from needle_lib.dashboard.positions import SHIPPED_MANIFESTS, NovelSize, load_manifests
 from needle_lib.dashboard.runs import Cohort, Run, Scan, scan_results
 from needle_lib.dashboard.search_pages import SearchHistory, write_search_pages
 from needle_lib.metrics.bootstrap import Interval
@@ -146,8 +146,10 @@ def _section_pages(section: Section) -> dict[str, tuple[str, Callable[[], str | 
 
 def _depth_pages(found: list[Section], manifest: dict[str, NovelSize],
                  notes: list[str]) -> dict[str, tuple[str, str]]:
-    """One long-context page per scoring policy: a depth × size heat map per model."""
-    models: dict[str, dict[str, dict[str, Run]]] = defaultdict(lambda: defaultdict(dict))
+    """One long-context page per scoring policy: a depth × size heat map per model and
+    flavour (a Python and a TypeScript corpus of one size hold different targets)."""
+    models: dict[str, dict[tuple[str, str], dict[str, Run]]] = defaultdict(
+        lambda: defaultdict(dict))
     for section in found:
         size = manifest.get(section.cohort.corpus)
         if size is None:
@@ -157,15 +159,17 @@ def _depth_pages(found: list[Section], manifest: dict[str, NovelSize],
                          "left out of the depth map")
             continue
         for run in section.runs:
-            models[section.cohort.policy][run.model_key].setdefault(size.corpus, run)
+            models[section.cohort.policy][run.model_key, size.flavour].setdefault(
+                size.corpus, run)
     pages = {}
     for policy, by_model in sorted(models.items()):
         body = []
-        for runs_by_size in by_model.values():
+        for (_, flavour), runs_by_size in sorted(by_model.items(), key=lambda kv: kv[0]):
             sizes = sorted((manifest[c] for c in runs_by_size), key=lambda s: s.context_tokens)
             runs = [runs_by_size[s.corpus] for s in sizes]
             body.append(site.figure_html(charts.depth_figure(
-                runs, sizes, f"{runs[0].label} — matched % by depth and context length")))
+                runs, sizes, f"{runs[0].label} · {flavour} — matched % by depth and "
+                "context length")))
         pages[f"long-context/{policy.replace(', ', '+')}.html"] = (
             f"Long context · scoring: {policy}", "".join(body))
     return pages
@@ -201,7 +205,8 @@ def _index_body(found: list[Section], depth: dict[str, tuple[str, str]],
     return "\n".join(body)
 
 
-def build_dashboard(results: Path | None, out: Path, *, manifest: Path = DEFAULT_MANIFEST,
+def build_dashboard(results: Path | None, out: Path, *,
+                    manifests: Sequence[Path] = SHIPPED_MANIFESTS,
                     search: SearchHistory | None = None) -> BuildReport:
     """Read every dump in ``results`` (None: no recall pages) and write the dashboard under
     ``out``; ``search`` adds the search pages (a history directory or published reports)."""
@@ -223,7 +228,7 @@ def build_dashboard(results: Path | None, out: Path, *, manifest: Path = DEFAULT
         for page, (text, body) in built.items():
             pages.append(site.write_page(out, f"{section.slug}/{page}",
                                          f"{section.title} — {text}", body, nav))
-    novel = load_manifest(manifest) if manifest.exists() else {}
+    novel = load_manifests(manifests)
     depth = _depth_pages(found, novel, notes)
     for href, (title, body) in depth.items():
         pages.append(site.write_page(out, href, title, body))

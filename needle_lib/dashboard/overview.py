@@ -36,6 +36,7 @@ from needle_lib.dashboard.overview_views import (
     mean_rank,
     pooled_sharing,
     pooled_uniqueness,
+    progress_text,
     ranked,
     window_runs,
 )
@@ -420,6 +421,8 @@ def write_overview(ctx: Context, out: Path) -> tuple[list[Path], dict[str, dict[
         for row in view.rows:
             rows_of.setdefault(row["run_id"], []).append(row)
         for run in bench_runs:
+            if "progress" in run:  # no figures yet: listed, no permalink until it finishes
+                continue
             if run["run_id"] in kept:
                 write_run_data(search_dir / view.bench / "runs" / run["run_id"],
                                ctx.history.reports[view.bench, run["run_id"]])
@@ -432,12 +435,14 @@ def write_overview(ctx: Context, out: Path) -> tuple[list[Path], dict[str, dict[
         listing = Table("runs", ["run", "started (UTC)", "state", "engines", "errors",
                                  "judgements kept"])
         for run in bench_runs:
-            listing.add([Cell(run["run_id"], href=f"runs/{run['run_id']}.html"), Cell(run["ts"]),
-                         Cell("complete" if run["complete"] else "incomplete",
-                              "" if run["complete"] else "flag"),
+            pending = "progress" in run
+            listing.add([Cell(run["run_id"],
+                              href=None if pending else f"runs/{run['run_id']}.html"),
+                         Cell(run["ts"]), Cell(_state(run), "" if run["complete"] else "flag"),
                          num(str(run["engines"])),
                          num(str(run["errors"]), "flag" if run["errors"] else ""),
-                         Cell("yes" if run["run_id"] in kept else "archive only")],
+                         Cell("—" if pending else "yes" if run["run_id"] in kept
+                              else "archive only")],
                         "errors" if run["errors"] or not run["complete"] else "")
         pages += write_with_tables(out, f"{ROOT}/{view.bench}/runs.html",
                                    f"{view.bench} — every run", f"<p>{len(bench_runs)} run(s), "
@@ -445,6 +450,12 @@ def write_overview(ctx: Context, out: Path) -> tuple[list[Path], dict[str, dict[
                                    + tables.html(listing), tables, _nav())
         extra[view.bench] = {f"{ROOT}/{view.bench}/runs.html": "runs"}
     return pages, extra
+
+
+def _state(run: dict[str, Any]) -> str:
+    if "progress" in run:
+        return progress_text(run)
+    return "complete" if run["complete"] else "incomplete"
 
 
 def _judgements(ctx: Context, tables: PageTables) -> str:

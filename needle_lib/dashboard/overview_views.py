@@ -137,9 +137,15 @@ def pooled_uniqueness(site: Site, views: list[BenchView]) -> dict[str, dict[str,
     return pooled
 
 
+def progress_text(entry: dict[str, Any]) -> str:
+    """"in progress, k of N parts" for a run whose parts are not all published."""
+    progress = entry["progress"]
+    return f"in progress, {progress['have']} of {progress['count']} parts"
+
+
 def window_runs(site: Site) -> list[dict[str, Any]]:
     """One row per run in the history (newest first): bench, run id, time, completeness and
-    how many engine rows had errors."""
+    how many engine rows had errors; runs in progress (no rows yet) carry ``progress``."""
     end = window_end(site.history)
     runs: dict[tuple[str, str], dict[str, Any]] = {}
     for row in site.history:
@@ -150,4 +156,10 @@ def window_runs(site: Site) -> list[dict[str, Any]]:
         if row["engine"] != ULTIMATE:
             run["engines"] += 1
             run["errors"] += row["search_errors"] + row["judge_errors"]
+    for key, entry in site.reports.items():
+        if "progress" in entry and key not in runs:
+            runs[key] = {"bench": entry["bench"], "run_id": entry["run_id"], "ts": entry["ts"],
+                         "complete": False, "progress": entry["progress"],
+                         "engines": len(entry["report"]["header"]["engines"]), "errors": 0,
+                         "in_window": False}
     return sorted(runs.values(), key=lambda r: r["ts"], reverse=True)

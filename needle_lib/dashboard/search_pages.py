@@ -20,6 +20,7 @@ from needle_lib.dashboard import search_charts as charts
 from needle_lib.dashboard import site
 from needle_lib.dashboard.judgements import browser_html
 from needle_lib.dashboard.overview import OVERVIEW, overview_context, write_overview
+from needle_lib.dashboard.overview_views import progress_text
 from needle_lib.dashboard.search_views import (
     BenchView,
     EngineStanding,
@@ -179,14 +180,23 @@ def _uniqueness(view: BenchView, history: Site) -> str:
                           "queries"], rows))
 
 
+def in_progress_html(history: Site, bench: str) -> str:
+    """A note per run of the bench still waiting for parts (``continuous.parts``)."""
+    return "".join(
+        f"<p class=progress>Run {escape(entry['run_id'])} ({escape(entry['ts'])}) is "
+        f"<span class=flag>{progress_text(entry)}</span> published; it joins the figures "
+        "when its last part is published.</p>" for entry in history.in_progress(bench))
+
+
 def _latest(view: BenchView, history: Site) -> str | None:
     latest = history.latest.get(view.bench)
+    pending = in_progress_html(history, view.bench)
     if latest is None or (view.bench, latest["run_id"]) not in history.reports:
-        return None
+        return pending or None
     run_id = latest["run_id"]
     state = _run_status(latest)
-    return (f"<p>Run {escape(run_id)} ({escape(latest['ts'])}), {escape(latest['source'])}, "
-            f"{state}; its permalink: "
+    return (pending + f"<p>Run {escape(run_id)} ({escape(latest['ts'])}), "
+            f"{escape(latest['source'])}, {state}; its permalink: "
             + site.link(f"runs/{run_id}.html", f"runs/{run_id}.html") + ".</p>"
             + browser_html("../", [(f"{view.bench}/{run_id}", f"runs/{run_id}/")]))
 
@@ -203,15 +213,18 @@ def _bench_pages(view: BenchView, history: Site
     }
 
 
-def _index_row(view: BenchView, links: dict[str, str]) -> tuple[str, list[str]]:
+def _index_row(view: BenchView, links: dict[str, str], history: Site
+               ) -> tuple[str, list[str]]:
     window = view.window
     errors = sum(r["search_errors"] + r["judge_errors"] for r in window)
     incomplete = len({r["run_id"] for r in window if not r["complete"]})
-    latest = view.rows[-1]["ts"]
+    latest = escape(view.rows[-1]["ts"]) + "".join(
+        f"<br>run {escape(entry['ts'])}: {progress_text(entry)}"
+        for entry in history.in_progress(view.bench))
     return ("errors" if errors or view.missing or incomplete else "", [
         site.cell(view.bench), site.cell(view.kind.replace("_", "-")),
         site.cell(f"{len(view.window_runs)} / {len(view.runs)}", numeric=True),
-        site.cell(latest),
+        f"<td>{latest}</td>",
         site.cell(str(len(view.missing)) if view.period else "—", numeric=True,
                   css="flag" if view.missing else ""),
         site.cell(str(incomplete), numeric=True, css="flag" if incomplete else ""),
@@ -228,8 +241,8 @@ def write_search_pages(history: Site, out: Path, source: str,
     rows = []
     views = bench_views(history)
     if not views:
-        return SearchBuild(pages, f"<h2>Search benchmarks</h2><p>No search runs in "
-                                  f"{escape(source)}.</p>")
+        return SearchBuild(pages, f"<h2>Search benchmarks</h2><p>No finished search runs "
+                                  f"in {escape(source)}.</p>" + _waiting(history, views))
     overview_pages, extra = write_overview(
         overview_context(history, views, config or SiteConfig()), out)
     pages.extend(overview_pages)
@@ -244,12 +257,21 @@ def write_search_pages(history: Site, out: Path, source: str,
         for page, (text, body) in built.items():
             pages.append(site.write_page(out, f"{ROOT}/{view.bench}/{page}",
                                          f"{view.bench} — {text}", body, nav))
-        rows.append(_index_row(view, {href: text for href, text in nav}))
+        rows.append(_index_row(view, {href: text for href, text in nav}, history))
     table = site.table(["bench", "kind", "runs (7 days / all)", "latest run (UTC)",
                         "missing runs", "incomplete runs", "errors (7 days)", "pages"], rows)
     across = " · ".join(site.link(f"{ROOT}/{page}", text) for page, text in OVERVIEW.items())
     return SearchBuild(pages, f"<h2>Search benchmarks</h2><p>From {escape(source)}.</p>"
-                              f'<p class="overview">Across benches: {across}</p>' + table)
+                              f'<p class="overview">Across benches: {across}</p>' + table
+                       + _waiting(history, views))
+
+
+def _waiting(history: Site, views: list[BenchView]) -> str:
+    """Runs in progress of benches with no finished run yet (no pages to show them on)."""
+    shown = {view.bench for view in views}
+    return "".join(f"<h3>{escape(bench)}</h3>" + in_progress_html(history, bench)
+                   for bench in sorted({b for b, _ in history.reports} - shown)
+                   if history.in_progress(bench))
 
 
 def _run_status(report: dict[str, Any]) -> str:

@@ -7,7 +7,6 @@ reference oracle), so every caller goes through the same request path.
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 import time
 from collections.abc import Awaitable, Callable
@@ -24,6 +23,7 @@ from needle_lib.llm.protocol import (
     parse_completion,
     prepare_request,
 )
+from needle_lib.llm.request_body import json_body
 from needle_lib.net.body import BodyLimits, is_truncated, read_async, read_sync
 from needle_lib.net.pools import ShardedTransport
 from needle_lib.net.retry import Attempts, RetryPolicy
@@ -34,7 +34,9 @@ Messages = list[dict[str, Any]]
 
 
 def _request(http: httpx.Client | httpx.AsyncClient, req: ChatRequest) -> httpx.Request:
-    return http.build_request("POST", req.url, json=req.payload, headers=req.headers())
+    return http.build_request(
+        "POST", req.url, content=json_body(req.payload), headers=req.headers()
+    )
 
 
 class _ClientBase:
@@ -61,7 +63,10 @@ class _ClientBase:
         )
 
     def _prepare(
-        self, messages: Messages, max_tokens: int | None, prompt_tokens: int | None,
+        self,
+        messages: Messages,
+        max_tokens: int | None,
+        prompt_tokens: int | None,
         tail_tokens: int | None,
     ) -> ChatRequest:
         return prepare_request(
@@ -106,14 +111,21 @@ class _ClientBase:
             )
         try:
             return parse_completion(
-                req, response.status_code, response.text, latency_s=latency_s,
-                attempts=attempt, truncated=is_truncated(response),
+                req,
+                response.status_code,
+                response.text,
+                latency_s=latency_s,
+                attempts=attempt,
+                truncated=is_truncated(response),
             )
         except LLMError as error:  # returned, not raised: ``_settle`` stamps the attempt count
             return error
 
     def _settle(
-        self, req: ChatRequest, sent: httpx.Response | httpx.TransportError, started: float,
+        self,
+        req: ChatRequest,
+        sent: httpx.Response | httpx.TransportError,
+        started: float,
         attempts: Attempts,
     ) -> ChatResult | float:
         """One attempt's result, or the seconds to wait before the next one; the shared
@@ -173,7 +185,8 @@ class ChatClient(_ClientBase):
             started = time.perf_counter()
             try:
                 sent: httpx.Response | httpx.TransportError = read_sync(
-                    self._http, _request(self._http, req), self._limits())
+                    self._http, _request(self._http, req), self._limits()
+                )
             except httpx.TransportError as exc:
                 sent = exc
             settled = self._settle(req, sent, started, attempts)
@@ -200,7 +213,7 @@ class AsyncChatClient(_ClientBase):
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         retry: RetryPolicy | None = None,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
         connections: int | None = None,
     ) -> None:
         """``connections``: the calls this client will have in flight at most (a judge's
@@ -208,13 +221,17 @@ class AsyncChatClient(_ClientBase):
         20, a judge at concurrency 64 closed and reopened connections on most calls (a TCP
         and TLS handshake each, the largest CPU cost of a judge call on loopback), spread
         over small pools (``ShardedTransport``: one large pool costs CPU quadratic in its
-        size)."""
+        size). ``sleep`` defaults to ``asyncio.sleep``, imported here: a recall run, which
+        uses only the sync client, never loads asyncio."""
+        import asyncio
+
         super().__init__(config, retry)
-        self._sleep = sleep
+        self._sleep = sleep or asyncio.sleep
         if transport is None and connections is not None:
             transport = ShardedTransport(connections, verify=self._verify())
-        self._http = httpx.AsyncClient(transport=transport, timeout=self._timeout(),
-                                       verify=self._verify())
+        self._http = httpx.AsyncClient(
+            transport=transport, timeout=self._timeout(), verify=self._verify()
+        )
 
     async def complete(
         self,
@@ -232,7 +249,8 @@ class AsyncChatClient(_ClientBase):
             started = time.perf_counter()
             try:
                 sent: httpx.Response | httpx.TransportError = await read_async(
-                    self._http, _request(self._http, req), self._limits())
+                    self._http, _request(self._http, req), self._limits()
+                )
             except httpx.TransportError as exc:
                 sent = exc
             settled = self._settle(req, sent, started, attempts)

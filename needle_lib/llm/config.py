@@ -153,8 +153,9 @@ class ModelConfig:
             except FileNotFoundError:
                 tried.append(f"api_key_file {path} does not exist")
             except OSError as exc:
-                tried.append(f"api_key_file {path} cannot be read "
-                             f"({exc.strerror or type(exc).__name__})")
+                tried.append(
+                    f"api_key_file {path} cannot be read ({exc.strerror or type(exc).__name__})"
+                )
             else:
                 if key:
                     return key
@@ -220,7 +221,8 @@ def check_distinct_keys(models: Iterable[ModelConfig]) -> None:
             raise ConfigError(
                 f"models {other.name!r} ({other.source}) and {model.name!r} ({model.source}) "
                 f"both file their results as {model.key!r}: give one a config file with a "
-                "distinct name")
+                "distinct name"
+            )
 
 
 def _check_values(data: Mapping[str, Any], where: Path) -> dict[str, Any]:
@@ -296,15 +298,36 @@ def likely_typo(value: str, known: Iterable[str]) -> str | None:
     is far likelier a typo than a model, and failing before the run beats a connection
     error at its end. One digit for another is a sibling model (``gpt-5.4``, ``qwen3-8b``),
     never a typo."""
-    from rapidfuzz.distance import OSA  # only for raw ids: a configured model never asks
-
     folded = value.lower().replace("_", "-")
     for name in known:
         if folded == name.lower().replace("_", "-"):
             return name
-        if OSA.distance(value, name) == 1 and not _other_digit(value, name):
+        if one_edit_apart(value, name) and not _other_digit(value, name):
             return name
     return None
+
+
+def one_edit_apart(a: str, b: str) -> bool:
+    """Whether one insertion, deletion, substitution or swap of neighbours turns ``a`` into
+    ``b`` (an optimal-string-alignment distance of exactly 1). Written out rather than
+    imported: the string-distance library costs every run with a raw model id 40 ms of
+    start-up for one comparison per config."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    start = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    if len(a) != len(b):  # the rest of the longer one, past the difference, is the shorter's
+        longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+        return longer[start + 1 :] == shorter[start:]
+    if a[start + 1 :] == b[start + 1 :]:
+        return True
+    return (
+        start + 1 < len(a)
+        and a[start] == b[start + 1]
+        and a[start + 1] == b[start]
+        and a[start + 2 :] == b[start + 2 :]
+    )
 
 
 def _other_digit(a: str, b: str) -> bool:

@@ -17,7 +17,6 @@ therefore sent with ``stream=True`` and read here:
 
 from __future__ import annotations
 
-import asyncio
 import time
 import zlib
 from collections.abc import AsyncIterator, Callable
@@ -94,11 +93,16 @@ class _Collector:
         self.feed(sent.content)
 
     def response(self, sent: httpx.Response) -> httpx.Response:
-        headers = [(k, v) for k, v in sent.headers.multi_items()
-                   if k.lower() not in _DROPPED_HEADERS]
+        headers = [
+            (k, v) for k, v in sent.headers.multi_items() if k.lower() not in _DROPPED_HEADERS
+        ]
         return httpx.Response(
-            sent.status_code, headers=headers, content=b"".join(self.parts),
-            request=sent.request, extensions={**sent.extensions, _TRUNCATED: self.truncated})
+            sent.status_code,
+            headers=headers,
+            content=b"".join(self.parts),
+            request=sent.request,
+            extensions={**sent.extensions, _TRUNCATED: self.truncated},
+        )
 
 
 class _Inflater:
@@ -129,18 +133,28 @@ class _Inflater:
 
 
 def _decoder(response: httpx.Response) -> _Inflater | None:
-    encodings = [e.strip().lower() for e in response.headers.get("content-encoding", "").split(",")
-                 if e.strip() and e.strip().lower() != "identity"]
+    encodings = [
+        e.strip().lower()
+        for e in response.headers.get("content-encoding", "").split(",")
+        if e.strip() and e.strip().lower() != "identity"
+    ]
     if not encodings:
         return None
     if len(encodings) > 1 or encodings[0] not in ("gzip", "x-gzip", "deflate"):
-        raise UnreadableBody(f"unsupported Content-Encoding {', '.join(encodings)!r} "
-                             f"(Needle asks for {ACCEPT_ENCODING})", request=response.request)
+        raise UnreadableBody(
+            f"unsupported Content-Encoding {', '.join(encodings)!r} "
+            f"(Needle asks for {ACCEPT_ENCODING})",
+            request=response.request,
+        )
     return _Inflater(response.request)
 
 
-def read_sync(client: httpx.Client, request: httpx.Request, limits: BodyLimits,
-              clock: Callable[[], float] = time.monotonic) -> httpx.Response:
+def read_sync(
+    client: httpx.Client,
+    request: httpx.Request,
+    limits: BodyLimits,
+    clock: Callable[[], float] = time.monotonic,
+) -> httpx.Response:
     """Send and read one attempt; the deadline is checked between chunks, and a server that
     stops sending is cut by httpx's own read timeout (so the worst case is one read timeout
     past the deadline)."""
@@ -161,9 +175,12 @@ def read_sync(client: httpx.Client, request: httpx.Request, limits: BodyLimits,
         sent.close()
 
 
-async def read_async(client: httpx.AsyncClient, request: httpx.Request,
-                     limits: BodyLimits) -> httpx.Response:
+async def read_async(
+    client: httpx.AsyncClient, request: httpx.Request, limits: BodyLimits
+) -> httpx.Response:
     """Async twin of ``read_sync``; here the deadline is exact (``asyncio.timeout``)."""
+    import asyncio  # here, not at the top: a recall run reads synchronously only
+
     try:
         async with asyncio.timeout(limits.deadline_s), _streamed(client, prepare(request)) as sent:
             collector = _Collector(sent, limits.max_bytes)
@@ -179,8 +196,9 @@ async def read_async(client: httpx.AsyncClient, request: httpx.Request,
 
 
 @asynccontextmanager
-async def _streamed(client: httpx.AsyncClient,
-                    request: httpx.Request) -> AsyncIterator[httpx.Response]:
+async def _streamed(
+    client: httpx.AsyncClient, request: httpx.Request
+) -> AsyncIterator[httpx.Response]:
     sent = await client.send(request, stream=True)
     try:
         yield sent
@@ -189,5 +207,6 @@ async def _streamed(client: httpx.AsyncClient,
 
 
 def _deadline(request: httpx.Request, limits: BodyLimits) -> AttemptDeadline:
-    return AttemptDeadline(f"the response did not complete within the {limits.deadline_s:g}s "
-                           "deadline", request=request)
+    return AttemptDeadline(
+        f"the response did not complete within the {limits.deadline_s:g}s deadline", request=request
+    )

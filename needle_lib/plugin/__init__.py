@@ -56,6 +56,7 @@ from needle_lib.tomlconf import ConfigError
 
 CONTROLLER = "needle-controller"
 SEARCH_FIXTURES = "needle-search-fixtures"
+SEARCH_RESUME = "needle-search-resume"
 #: The eval modules of the search benches (``evals/test_news.py`` …).
 SEARCH_MODULES = frozenset(f"test_{bench}.py" for bench in BENCH_NAMES)
 
@@ -82,6 +83,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is None:
         config.stash[state_key] = RunState(make_run_dir())
         config.pluginmanager.register(Controller(config), CONTROLLER)
+        if has_query_set(config) and config.getoption("resume"):
+            from needle_lib.plugin.search.resume import ResumeCheck
+
+            config.pluginmanager.register(ResumeCheck(config), SEARCH_RESUME)
         default_html_report(config)
         _default_dist_for_search(config)
     else:
@@ -105,7 +110,7 @@ def pytest_configure_node(node) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for name in (CONTROLLER, SEARCH_FIXTURES):
+    for name in (CONTROLLER, SEARCH_FIXTURES, SEARCH_RESUME):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:  # as junitxml does: a later session in-process starts clean
             config.pluginmanager.unregister(plugin)

@@ -158,7 +158,8 @@ class Controller:
             drop_default_report(self.config)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if not self.ran_cases and not self.config.getoption("collectonly"):
+        if not self.ran_cases and not self.config.getoption("collectonly") \
+                and session.exitstatus != pytest.ExitCode.USAGE_ERROR:  # refused: it says why
             self._note(self._nothing_ran())
         self.finished = self.recall.finish()
         self.search_finished = self.search.finish(

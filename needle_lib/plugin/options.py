@@ -27,7 +27,9 @@ def add_options(parser: pytest.Parser) -> None:
                   help="how many targets/queries to sample (at least 1)")
     run.addoption("--seed", type=int, default=None, help="sampling seed")
     run.addoption("--resume", action="store_true", default=False,
-                  help="reuse scored cases of existing dumps with the same provenance")
+                  help="reuse the answered cases of the newest earlier run of the same "
+                       "setup (recall dump; search report, or journal of a killed run); "
+                       "ask only the rest")
     run.addoption("--max-consecutive-errors", type=int, default=2,
                   help="fail-fast: skip a model's remaining cases after N consecutive "
                        "infrastructure errors (0 = never)")

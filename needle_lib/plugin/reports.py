@@ -15,10 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from needle_lib.paths import REPO_ROOT
+from needle_lib.paths import EVALS_DIR
 from needle_lib.plugin.session import results_dir, selected_paths
-
-EVALS_DIR = REPO_ROOT / "evals"
 
 
 def _selects_evals(config: pytest.Config) -> bool:
@@ -40,8 +38,11 @@ default_report_key = pytest.StashKey[bool]()
 
 
 def default_html_report(config: pytest.Config) -> None:
-    if (config.getoption("htmlpath", None) or config.getoption("collectonly", False)
-            or not _selects_evals(config)):
+    if (
+        config.getoption("htmlpath", None)
+        or config.getoption("collectonly", False)
+        or not _selects_evals(config)
+    ):
         return
     config.option.htmlpath = str(results_dir(config) / "reports" / report_name(config))
     config.option.self_contained_html = True

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from needle_lib.paths import EVALS_DIR
 from needle_lib.plugin.distribution import require_grouping
 from needle_lib.plugin.recall.resume import check_explicit_dump, check_resume
-from needle_lib.plugin.reports import EVALS_DIR
-from needle_lib.plugin.session import recall_plan, search_plan, selected_paths
+from needle_lib.plugin.session import has_query_set, recall_plan, search_plan, selected_paths
 
 RECALL_MODULE = EVALS_DIR / "test_recall.py"
 
@@ -34,9 +34,14 @@ def validate_run(config: pytest.Config) -> None:
     if searching and config.getoption("dump"):
         # One path for two kinds of file: the search report would overwrite the recall dump.
         raise pytest.UsageError(
-            "--dump names the recall dump; a search run writes its report to --report PATH")
+            "--dump names the recall dump; a search run writes its report to --report PATH"
+        )
     if searching:
         search_plan(config)  # engine configs too: a broken one is one usage error, up front
+    if has_query_set(config):
+        from needle_lib.plugin.search.resume import plan_resume  # the search half, on demand
+
+        plan_resume(config)  # --resume: each bench's earlier run, read before anything writes
     if not _selects(config, RECALL_MODULE):
         return
     plan = recall_plan(config)

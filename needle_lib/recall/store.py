@@ -10,6 +10,9 @@ it), and until then the latest run of any selection. Readers (``needle status``,
 ``rescore``, ``compare``, ``dashboard``, gates) read the view, so they pick the right run
 without knowing the store; dumps written before the store are views already and load as
 they are.
+
+A dump in progress is rewritten after every case, compact and without an fsync (see
+``write_dump``); the run's last write is indented for reading and fsynced.
 """
 
 from __future__ import annotations
@@ -70,8 +73,11 @@ class ResultStore:
         """The pair's dumps, newest first: its run files, then the view when it is not a
         copy of one of them (a dump from before the store)."""
         directory = self.run_dir(pair)
-        found = sorted(directory.glob("*.json"), key=_run_order, reverse=True) \
-            if directory.is_dir() else []
+        found = (
+            sorted(directory.glob("*.json"), key=_run_order, reverse=True)
+            if directory.is_dir()
+            else []
+        )
         view = self.latest_path(pair)
         if view.is_file() and _stored_as(view) is None:
             found.append(view)
@@ -83,13 +89,16 @@ class ResultStore:
         among equals the latest wins (so a ``--sample 3`` run fills an empty view, but
         never replaces a default run)."""
         stored = {**dump, STORED_AS: self._relative(run)}
-        write_json_atomic(run, stored, indent=None if dump.get("in_progress") else 1)
+        write_dump(run, stored)
         view = self.latest_path(pair)
         with self._locked(pair):
             current = _read(view)
-            if (current is None or current.get(STORED_AS) == stored[STORED_AS]
-                    or _rank(stored) >= _rank(current)):
-                write_json_atomic(view, stored, indent=1)
+            if (
+                current is None
+                or current.get(STORED_AS) == stored[STORED_AS]
+                or _rank(stored) >= _rank(current)
+            ):
+                write_dump(view, stored)
 
     def _relative(self, run: Path) -> str:
         try:
@@ -108,6 +117,15 @@ class ResultStore:
 
                 fcntl.flock(handle, fcntl.LOCK_EX)
             yield
+
+
+def write_dump(path: Path, dump: dict[str, Any]) -> None:
+    """Write a recall dump as its state calls for. In progress, it is rewritten after
+    every case: json's C encoder (indenting switches to the pure-Python one) and no fsync
+    (a killed run keeps its last rewrite whole; the final write is durable). Finished, it
+    is indented for reading and diffing, and fsynced."""
+    in_progress = bool(dump.get("in_progress"))
+    write_json_atomic(path, dump, indent=None if in_progress else 1, durable=not in_progress)
 
 
 def _rank(dump: dict[str, Any]) -> tuple[bool, bool]:

@@ -12,9 +12,8 @@ from typing import Any
 
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import CaseRecord
-from needle_lib.jsonio import write_json_atomic
 from needle_lib.recall.results import finalize, new_dump
-from needle_lib.recall.store import ResultStore
+from needle_lib.recall.store import ResultStore, write_dump
 
 #: pair → (the dump resumed from, its scored cases), or None when nothing is resumed.
 Resumed = Callable[[str], "tuple[Path, list[dict[str, Any]]] | None"]
@@ -23,8 +22,9 @@ Resumed = Callable[[str], "tuple[Path, list[dict[str, Any]]] | None"]
 class RecallDumps:
     """One dump per (corpus, model), owned by the controller process only."""
 
-    def __init__(self, fixed_path: Callable[[str], Path | None], store: ResultStore,
-                 resumed: Resumed) -> None:
+    def __init__(
+        self, fixed_path: Callable[[str], Path | None], store: ResultStore, resumed: Resumed
+    ) -> None:
         self.fixed_path = fixed_path
         self.store = store
         self.resumed = resumed
@@ -70,5 +70,4 @@ class RecallDumps:
         if pair in self._stored:
             self.store.save(pair, self.paths[pair], dump)
         else:
-            write_json_atomic(self.paths[pair], dump,
-                              indent=None if dump["in_progress"] else 1)
+            write_dump(self.paths[pair], dump)

@@ -22,6 +22,7 @@ from needle_lib.llm import (
 )
 from needle_lib.llm.client import ChatClient
 from needle_lib.llm.config import check_distinct_keys
+from needle_lib.llm.request_body import share_prefix
 from needle_lib.names import id_part
 from needle_lib.provenance import package_info
 from needle_lib.recall import size
@@ -34,7 +35,7 @@ from needle_lib.recall.corpus import (
     single_file_config,
     sized_for,
 )
-from needle_lib.recall.prompt import build_messages
+from needle_lib.recall.prompt import build_messages, corpus_preamble
 from needle_lib.recall.reference import reference_answer
 from needle_lib.recall.score import Score, score_answer
 from needle_lib.recall.store import DEFAULT_SELECTION, pair_name
@@ -126,8 +127,9 @@ class RecallPlan:
     @cached_property
     def cases(self) -> list[RecallCase]:
         return [
-            RecallCase(suite, target, model, self.scoring[suite.config.name],
-                       self.no_think[model.key])
+            RecallCase(
+                suite, target, model, self.scoring[suite.config.name], self.no_think[model.key]
+            )
             for suite in self.suites
             for model in self.models
             for target in suite.targets
@@ -221,8 +223,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
             k=opt("sample") if opt("sample") is not None else base.k,
             seed=opt("seed") if opt("seed") is not None else base.seed,
             min_code_lines=(
-                opt("min_code_lines") if opt("min_code_lines") is not None
-                else base.min_code_lines
+                opt("min_code_lines") if opt("min_code_lines") is not None else base.min_code_lines
             ),
         )
         try:
@@ -234,7 +235,8 @@ def build_plan(config: pytest.Config) -> RecallPlan:
         policy = corpus_config.scoring
         chosen = scoring[corpus_config.name] = ScoringPolicy(
             count_comments=(
-                opt("count_comments") if opt("count_comments") is not None
+                opt("count_comments")
+                if opt("count_comments") is not None
                 else policy.count_comments
             ),
             relax_indent=(
@@ -242,9 +244,11 @@ def build_plan(config: pytest.Config) -> RecallPlan:
             ),
         )
         defaults[corpus_config.name] = (
-            sample == base and not functions
+            sample == base
+            and not functions
             and (chosen.count_comments, chosen.relax_indent)
-            == (policy.count_comments, policy.relax_indent))
+            == (policy.count_comments, policy.relax_indent)
+        )
     if functions and not suites:
         raise ConfigError("; ".join(misses))
     messages = [REFERENCE_NOTE] if not opt("model") else []
@@ -285,8 +289,13 @@ class RecallClients:
 
 
 def ask(client: ChatClient, case: RecallCase, *, max_tokens: int | None = None) -> ChatResult:
-    return client.complete(case.messages(), max_tokens=max_tokens,
-                           prompt_tokens=case.prompt_tokens, tail_tokens=case.task_tokens)
+    share_prefix(corpus_preamble(case.suite.corpus))  # every case's prompt starts with it
+    return client.complete(
+        case.messages(),
+        max_tokens=max_tokens,
+        prompt_tokens=case.prompt_tokens,
+        tail_tokens=case.task_tokens,
+    )
 
 
 def preflight(client: ChatClient, case: RecallCase) -> str | None:

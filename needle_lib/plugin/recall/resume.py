@@ -9,6 +9,7 @@ or skipped by the policy) are kept; errors and fail-fast skips are asked again.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,8 @@ from needle_lib.contract.dumpfiles import (
     read_results_json,
 )
 from needle_lib.contract.outcome import is_answered
+from needle_lib.contract.setup import SetupMismatch, resume_source, setup_differences
 from needle_lib.contract.setup import refusal as setup_refusal
-from needle_lib.contract.setup import setup_differences
 from needle_lib.llm import ChatResult
 from needle_lib.plugin.recall.plan import RecallCase, RecallPlan
 from needle_lib.plugin.session import dump_path, result_store
@@ -57,27 +58,25 @@ def _same_setup(candidates: list[Path], header: dict[str, Any], *,
                 strict: bool) -> tuple[Path, dict[str, Any]] | None:
     """The newest candidate dump from ``header``'s setup; a usage error naming the
     differences from the newest when there are candidates and none matches."""
-    refusal = None
-    for path in candidates:
-        try:
-            previous = read_results_json(path)
-        except DumpError as exc:
-            if strict:
+
+    def readable() -> Iterator[tuple[Path, dict[str, Any], tuple[Path, dict[str, Any]]]]:
+        for path in candidates:
+            try:
+                previous = read_results_json(path)
+            except DumpError as exc:
+                if strict:
+                    raise pytest.UsageError(f"--resume: {exc}") from None
+                continue  # a run file another run has only just created
+            try:
+                check_recall_dump(path, previous)
+            except DumpError as exc:
                 raise pytest.UsageError(f"--resume: {exc}") from None
-            continue  # a run file another run has only just created
-        try:
-            check_recall_dump(path, previous)
-        except DumpError as exc:
-            raise pytest.UsageError(f"--resume: {exc}") from None
-        diffs = setup_differences(previous, header)
-        if not diffs:
-            return path, previous
-        refusal = refusal or setup_refusal(
-            f"--resume: {path} was produced by a different setup; refusing to mix",
-            diffs, ("dump", "this run"))
-    if refusal:
-        raise pytest.UsageError(refusal)
-    return None
+            yield path, previous, (path, previous)
+
+    try:
+        return resume_source(readable(), header, ("dump", "this run"))
+    except SetupMismatch as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def check_explicit_dump(config: pytest.Config, plan: RecallPlan) -> None:

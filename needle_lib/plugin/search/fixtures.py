@@ -23,6 +23,7 @@ from needle_lib.plugin.scorecard import Scorecard
 from needle_lib.plugin.search.dispatch import SearchDispatcher
 from needle_lib.plugin.search.fetch import CaseWork, JudgedWork, MatchedWork
 from needle_lib.plugin.search.plan import SearchCase, SearchClients, judged_result, matched_result
+from needle_lib.plugin.search.resume import is_kept, resumed_from, stored_case
 from needle_lib.plugin.session import run_state, search_plan
 
 
@@ -47,7 +48,9 @@ def search_dispatcher(request: pytest.FixtureRequest,
         # search default) keeps an engine's cases on one worker.
         params = (getattr(item, "callspec", None) for item in session.items)
         cases = (p.params.get("search_case") if p is not None else None for p in params)
-        return [case for case in cases if isinstance(case, SearchCase)]
+        # a case kept by --resume is never sent to a lane
+        return [case for case in cases
+                if isinstance(case, SearchCase) and not is_kept(config, case)]
 
     lookahead = config.getoption("search_lookahead")
     if run_dist(config) in SCATTERING:
@@ -60,18 +63,24 @@ def search_dispatcher(request: pytest.FixtureRequest,
 
 def _search(request: pytest.FixtureRequest, search_case: SearchCase,
             search_dispatcher: SearchDispatcher, scorecard: Scorecard,
-            **case_fields: Any) -> CaseWork:
+            **case_fields: Any) -> CaseWork | None:
     """Open the case record and take the case's work (searched, and judged, ahead or now):
     the infrastructure part every search bench shares. A missing key SKIPs, a failed search
-    is an ERROR counted toward fail-fast, in run order as in a serial run."""
+    is an ERROR counted toward fail-fast, in run order as in a serial run. None: the case
+    was answered by the run ``--resume`` continues, and its record is that run's."""
     config = request.config
     plan, query = search_plan(config), search_case.query
     scorecard.open(
-        "search", plan.pair(search_case.bench), plan.header(search_case.bench),
+        "search", plan.pair(search_case.bench),
+        {**plan.header(search_case.bench), **resumed_from(config, search_case.bench)},
         case=search_case_record(query_id=query.query_id, query=query.query,
                                 stratum=query.stratum, engine=search_case.engine,
                                 **case_fields),
     )
+    kept = stored_case(config, search_case)
+    if kept is not None:
+        scorecard.update_case(**{**kept, "resumed": True})
+        return None
     subject = f"engine {search_case.engine}"
     fail_fast(config, scorecard, subject)
     work = search_dispatcher.work(search_case)
@@ -101,6 +110,8 @@ def search_judged(
 ) -> dict:
     """Search one query on one engine, then judge every result: the case record."""
     work = _search(request, search_case, search_dispatcher, scorecard)
+    if work is None:
+        return scorecard.case
     assert isinstance(work, JudgedWork)
     if work.unconfigured is not None:
         reason = f"relevance judge not configured: {work.unconfigured}"
@@ -140,6 +151,8 @@ def search_matched(
                    gold=query.gold, gold_text=bench.describe(gold),
                    groups=bench.groups(query.row, gold), det_rank=None, hit_rank=None,
                    judged=0)
+    if work is None:
+        return scorecard.case
     assert isinstance(work, MatchedWork)
     results = [matched_result(r, m) for r, m in zip(work.shown, work.matches, strict=True)]
     det_rank = first_rank([m.matched for m in work.matches])

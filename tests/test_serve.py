@@ -1,0 +1,41 @@
+"""`needle serve` stops cleanly on the signals a script or a CI runner sends it."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def ignore_sigint() -> None:
+    """What a non-interactive shell does to a job it starts with ``&``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("signum, preexec", [
+    pytest.param(signal.SIGTERM, None, id="sigterm"),
+    pytest.param(signal.SIGINT, ignore_sigint, id="sigint-in-a-background-job"),
+])
+def test_a_signal_stops_the_fake_and_removes_its_temporary_files(signum, preexec) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from needle_lib.cli import main; sys.exit(main())",
+         "serve", "sources", "news", "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=preexec)
+    try:
+        output = []
+        for line in process.stdout or ():
+            output.append(line)
+            if line.startswith("Ctrl-C stops it."):
+                break
+        feeds = Path(re.search(r"--feeds (\S+)", "".join(output))[1])  # type: ignore[index]
+        assert feeds.is_file()
+        process.send_signal(signum)
+        assert process.wait(timeout=120) == 0
+    finally:
+        process.kill()
+        process.wait()
+    assert not feeds.parent.exists()
