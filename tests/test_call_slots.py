@@ -6,7 +6,7 @@ import asyncio
 import subprocess
 import sys
 
-from needle_lib.net.slots import CallSlots
+from needle_lib.net.slots import CallSlots, call_priority
 
 HOLDER = """
 import asyncio, sys
@@ -88,3 +88,39 @@ async def test_a_killed_holder_leaks_no_slot(tmp_path):
 async def _hold_once(slots: CallSlots) -> None:
     async with slots.hold():
         pass
+
+
+async def test_waiting_calls_get_a_slot_lowest_priority_first(tmp_path):
+    """The case pytest records next (the lowest place in run order) is served first, not
+    the call that queued first; equal priorities keep their arrival order."""
+    slots = CallSlots(1, tmp_path, name="judge")
+    served: list[str] = []
+
+    async def call(name: str, priority: int) -> None:
+        call_priority.set(priority)  # this task's own context, as the dispatcher sets it
+        async with slots.hold():
+            served.append(name)
+
+    first = slots.hold()
+    await first.__aenter__()
+    waiters = [asyncio.create_task(call(name, priority)) for name, priority in
+               (("late case", 9), ("next case", 1), ("middle case", 4), ("next case too", 1))]
+    await _turns()
+    assert served == []  # all queued behind the held slot
+    await first.__aexit__(None, None, None)
+    await asyncio.gather(*waiters)
+    assert served == ["next case", "next case too", "middle case", "late case"]
+    slots.close()
+
+
+async def test_a_cancelled_waiter_leaks_no_slot():
+    slots = CallSlots(1)
+    first = slots.hold()
+    await first.__aenter__()
+    cancelled = asyncio.create_task(_hold_once(slots))
+    later = asyncio.create_task(_hold_once(slots))
+    await _turns()
+    cancelled.cancel()
+    await first.__aexit__(None, None, None)
+    await asyncio.wait_for(later, timeout=60)  # the slot went past the cancelled waiter
+    await asyncio.wait_for(_hold_once(slots), timeout=60)  # and came back afterwards

@@ -129,3 +129,30 @@ def test_fail_fast_with_lanes_gives_the_serial_verdicts(pytester, tmp_path, monk
     assert outcomes["serial"]["errors"] == 2 and outcomes["serial"]["skipped"] == 4
     # the lane stops sending once tripped: at most its look-ahead beyond the serial run
     assert sent["serial"] == 2 and sent["lanes"] <= 2 + 3
+
+
+def test_judge_calls_are_served_in_run_order_profiles_first(pytester, tmp_path, monkeypatch):
+    """With look-ahead, the judge's queue holds calls of many later cases. A free slot goes
+    first to query profiles (each gates every verdict of its query; served in run order
+    they came due only when the cases started ahead had drained, and the judge idled), then
+    to the earliest case in run order: the one pytest is waiting for.
+
+    Exa answers at once and Brave after 1.5 s, so Exa's verdicts of later queries are queued
+    before Brave's verdict of the first query; that one (the second case in run order) is
+    served right after Exa's, not behind them as first come, first served would. (Exa's
+    eight searches take far less than a judge call, so all eight profiles are waiting when
+    the first one returns.)"""
+    queries = tmp_path / "q.txt"
+    queries.write_text("".join(f"story number {i}\n" for i in range(8)))
+    with serve(monkeypatch, tmp_path, "order", latency={"brave": 1.5, "judge": 0.6}) as server:
+        run_evals(pytester, tmp_path, "-k", "news", "--queries", str(queries),
+                  "--engines", "exa,brave", "--num-results", "1", "--judge-concurrency", "1",
+                  module="")
+    calls = server.judge_calls
+    assert len(calls) == 8 + 16
+    assert {kind for kind, _ in calls[:8]} == {"profile"}, calls[:9]
+    verdicts = [("Brave: " in prompt, query) for prompt, (_, query)
+                in zip(server.verdict_prompts, [c for c in calls if c[0] == "verdict"],
+                       strict=True)]
+    assert verdicts[:3] == [(False, "story number 0"), (True, "story number 0"),
+                            (False, "story number 1")], verdicts[:4]

@@ -30,7 +30,7 @@ from needle_lib.judge.profile import (
 from needle_lib.judge.prompt import JUDGE_PROMPT_VERSION, build_messages, cut_evidence
 from needle_lib.judge.verdict import JudgeError, JudgeItem, Verdict
 from needle_lib.llm import AsyncChatClient
-from needle_lib.net.slots import CallSlots
+from needle_lib.net.slots import GATING, CallSlots, call_priority
 
 __all__ = ["DEFAULT_CONCURRENCY", "RelevanceJudge"]
 
@@ -100,6 +100,10 @@ class RelevanceJudge(LLMJudge):
             self.profile_cache_hits += 1
             return QueryProfile.from_json(stored)
         self.profile_requests += 1
+        # every verdict of the query (on every engine) waits for this call: served in run
+        # order after the next case's verdicts, it left the judge without work each time
+        # the cases started ahead ran out (this task's own context; the caller's is untouched)
+        call_priority.set(call_priority.get() - GATING)
         try:
             answer = await self._ask(build_profile_messages(query), query=query, url=None)
             profile = parse_profile(answer, query)

@@ -25,7 +25,9 @@ from needle_lib.llm.protocol import (
 )
 from needle_lib.llm.request_body import json_body
 from needle_lib.net.body import BodyLimits, is_truncated, read_async, read_sync
+from needle_lib.net.pools import ShardedTransport
 from needle_lib.net.retry import Attempts, RetryPolicy
+from needle_lib.net.tls import ca_context
 from needle_lib.redact import register_secret
 
 Messages = list[dict[str, Any]]
@@ -46,13 +48,14 @@ class _ClientBase:
         self._api_key = config.resolve_api_key()
         register_secret(self._api_key)
 
-    def _verify(self) -> ssl.SSLContext | bool:
+    def _verify(self) -> ssl.SSLContext:
         """TLS verification for the client. A plain-HTTP server (LM Studio, llama.cpp on
         localhost) never needs the CA bundle, which takes ~0.1 s to load per client: such a
-        client gets a context that verifies but trusts nothing, so TLS fails closed."""
+        client gets a context that verifies but trusts nothing, so TLS fails closed. Other
+        clients share the process's verifying context (the bundle loaded once)."""
         if self.config.base_url.startswith("http://"):
             return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        return True
+        return ca_context()  # loaded once per process
 
     def __repr__(self) -> str:
         return (
@@ -216,20 +219,18 @@ class AsyncChatClient(_ClientBase):
         """``connections``: the calls this client will have in flight at most (a judge's
         concurrency). Its pool keeps that many connections alive: with httpx's default of
         20, a judge at concurrency 64 closed and reopened connections on most calls (a TCP
-        and TLS handshake each, the largest CPU cost of a judge call on loopback).
-        ``sleep`` defaults to ``asyncio.sleep``, imported here: a recall run, which uses
-        only the sync client, never loads asyncio."""
+        and TLS handshake each, the largest CPU cost of a judge call on loopback), spread
+        over small pools (``ShardedTransport``: one large pool costs CPU quadratic in its
+        size). ``sleep`` defaults to ``asyncio.sleep``, imported here: a recall run, which
+        uses only the sync client, never loads asyncio."""
         import asyncio
 
         super().__init__(config, retry)
         self._sleep = sleep or asyncio.sleep
-        limits = (
-            httpx.Limits(max_connections=None, max_keepalive_connections=connections)
-            if connections is not None  # else httpx's default
-            else httpx.Limits(max_connections=100, max_keepalive_connections=20)
-        )
+        if transport is None and connections is not None:
+            transport = ShardedTransport(connections, verify=self._verify())
         self._http = httpx.AsyncClient(
-            transport=transport, timeout=self._timeout(), verify=self._verify(), limits=limits
+            transport=transport, timeout=self._timeout(), verify=self._verify()
         )
 
     async def complete(

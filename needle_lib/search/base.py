@@ -33,6 +33,7 @@ from needle_lib.errors import NeedleError
 from needle_lib.jsonio import loads_untrusted
 from needle_lib.net.body import BodyLimits, MiB, UnreadableBody, is_truncated
 from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, send
+from needle_lib.net.tls import ca_context
 from needle_lib.redact import redact_then_cut, register_secret
 from needle_lib.search.operators import ParsedQuery, parse_query
 from needle_lib.search.types import SearchOutcome, SearchResult
@@ -162,7 +163,7 @@ class HttpSearchClient(ABC):
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.timeout)
+            self._client = httpx.AsyncClient(timeout=self.timeout, verify=ca_context())
         return self._client
 
     async def _send(self, request: EngineRequest) -> tuple[Any, int]:

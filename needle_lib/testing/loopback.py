@@ -15,6 +15,13 @@ Body = bytes | Iterable[bytes]
 Response = tuple[int, str, Body] | tuple[int, str, Body, dict[str, str]]
 
 
+class _ListeningServer(ThreadingHTTPServer):
+    # socketserver listens with a backlog of 5: a client opening dozens of connections at
+    # once (a judge at concurrency 64) had most refused and retried a second later, which no
+    # real API does; a benchmark then timed the SYN retry
+    request_queue_size = 1024
+
+
 class LoopbackServer(ABC):
     """Subclasses answer requests in ``handle``; ``with Server() as s: s.url``.
 
@@ -33,7 +40,7 @@ class LoopbackServer(ABC):
         #: TCP connections accepted: a client that keeps its connections alive opens few
         self.connections = 0
         self._accepted = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler_class())
+        self._server = _ListeningServer(("127.0.0.1", self.port), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

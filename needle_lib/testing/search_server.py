@@ -70,6 +70,11 @@ class FakeSearchServer(LoopbackServer):
         self.max_in_flight: Counter[str] = Counter()
         #: When each engine request arrived (monotonic): one per case, for pacing benchmarks.
         self.engine_times: list[float] = []
+        #: Every request as (endpoint, arrived, answered), monotonic: how busy each engine's
+        #: lane and the judge were over a run (``benchmarks/search_limit.py``).
+        self.timeline: list[tuple[str, float, float]] = []
+        #: Every relevance judge call in arrival order: ("profile" or "verdict", its query).
+        self.judge_calls: list[tuple[str, str]] = []
         #: The user turn of every relevance verdict request, to check what the judge saw.
         self.verdict_prompts: list[str] = []
         self.scripted: Scripted = dict(scripted or {})  # a test may rescript its own server
@@ -134,6 +139,8 @@ class FakeSearchServer(LoopbackServer):
             content = "yes" if JUDGE_YES in prompt else "no"
         elif messages and messages[0].get("content") == PROFILE_PROMPT:
             query = re.search(r"<query>(.*)</query>", prompt)
+            with self._lock:
+                self.judge_calls.append(("profile", query.group(1) if query else "?"))
             content = json.dumps({
                 "query_type": "specific", "query_domain": "news",
                 "main_aspects": [query.group(1) if query else "?"], "aux_aspects": [],
@@ -142,8 +149,10 @@ class FakeSearchServer(LoopbackServer):
             with self._lock:
                 self.requests["profile"] += 1
         else:
+            asked = re.search(r"<query>(.*)</query>", prompt)
             with self._lock:
                 self.verdict_prompts.append(str(messages[-1].get("content", "")))
+                self.judge_calls.append(("verdict", asked.group(1) if asked else "?"))
             url = re.search(r"https?://\S+?(?=[\s<])", prompt)
             rating = fake_rating(url.group(0)) if url else 0
             labels = ["FailsM", "SM", "MM", "HM", "FullyM"]
@@ -165,10 +174,11 @@ class FakeSearchServer(LoopbackServer):
             what = "judge"
         else:
             what = "exa"
+        arrived = time.monotonic()
         with self._lock:
             self.requests[what] += 1
             if what != "judge":
-                self.engine_times.append(time.monotonic())
+                self.engine_times.append(arrived)
             # each endpoint, and "search": every engine together
             counted = (what,) if what == "judge" else (what, "search")
             for key in counted:
@@ -180,6 +190,7 @@ class FakeSearchServer(LoopbackServer):
             return self._answer(what, method, params, headers, body)
         finally:
             with self._lock:
+                self.timeline.append((what, arrived, time.monotonic()))
                 for key in counted:
                     self.in_flight[key] -= 1
 

@@ -8,7 +8,8 @@ engine's next cases (in this process's run order) ahead of pytest: one search in
 engine, every engine at once, and each result judged as soon as its search returns (the
 judge shares identical pairs in flight, and ``--judge-concurrency`` bounds its calls across
 the run). At most ``lookahead`` cases per engine are outstanding, so a kill loses at most
-those. ``lookahead`` 1 is the serial run: one case at a time.
+those. ``lookahead`` 1 is the serial run: one case at a time. A case's judge calls wait for
+a slot in run order (``call_priority``): pytest records the earliest case next.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 
 from needle_lib.benches.registry import bench_named
+from needle_lib.net.slots import call_priority
 from needle_lib.plugin.lookahead import Lookahead
 from needle_lib.plugin.search.fetch import CaseWork, fetch_judged, fetch_matched
 from needle_lib.plugin.search.plan import SearchCase, SearchClients
@@ -39,6 +41,7 @@ class SearchDispatcher:
         self._lookahead = lookahead
         self._all_at_once = all_at_once
         self._by_engine: dict[str, list[SearchCase]] | None = None
+        self._run_order: dict[str, int] = {}  # case id -> place in this process's run order
         self._lanes: dict[str, Lookahead[SearchCase, CaseWork]] = {}
         self._locks: dict[str, asyncio.Lock] = {}  # touched on the loop's thread only
 
@@ -48,8 +51,9 @@ class SearchDispatcher:
             return self._clients.run(self._fetch(case))
         if self._by_engine is None:
             self._by_engine = {}
-            for upcoming in self._upcoming():
+            for place, upcoming in enumerate(self._upcoming()):
                 self._by_engine.setdefault(upcoming.engine, []).append(upcoming)
+                self._run_order[upcoming.id] = place
             for engine in self._by_engine if self._all_at_once else ():
                 self._open_lane(engine)
         lane = self._lanes.get(case.engine) or self._open_lane(case.engine)
@@ -67,6 +71,8 @@ class SearchDispatcher:
         return self._clients.loop.submit(self._fetch(case))
 
     async def _fetch(self, case: SearchCase) -> CaseWork:
+        # this job's own context (a task's copy): its judge calls inherit the case's place
+        call_priority.set(self._run_order.get(case.id, 0))
         lane = self._locks.setdefault(case.engine, asyncio.Lock())
         if bench_named(case.bench).kind == "judged":
             return await fetch_judged(self._clients, case, lane)
