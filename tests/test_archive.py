@@ -52,13 +52,15 @@ def test_publish_archives_every_artifact_and_the_query_window(hub, tmp_path, cap
     first = news_run(tmp_path, START, seed=1)
     with_query_file(tmp_path, first)
     (tmp_path / "news.html").write_text("<html>report</html>")
+    (tmp_path / "news.cases.html").write_text("<html>each case's results</html>")
     second = finance_run(tmp_path, START + timedelta(hours=1), seed=2)
     assert main(["publish", str(first), str(second), "--site", str(tmp_path / "h"),
                  "--hub", REPO]) == 0
     files = archived(hub)
     assert set(files) == {
         f"runs/news/20260701T001700Z/{first.name}", "runs/news/20260701T001700Z/news.jsonl",
-        "runs/news/20260701T001700Z/news.html", f"runs/finance/20260701T011700Z/{second.name}",
+        "runs/news/20260701T001700Z/news.html", "runs/news/20260701T001700Z/news.cases.html",
+        f"runs/finance/20260701T011700Z/{second.name}",
         DAILY_FILE}
     assert files[f"runs/news/20260701T001700Z/{first.name}"] == first.read_bytes()
     window = [json.loads(line) for line in files[DAILY_FILE].splitlines()]
@@ -67,7 +69,7 @@ def test_publish_archives_every_artifact_and_the_query_window(hub, tmp_path, cap
     assert {r["bench"] for r in window} == {"news", "finance"}
     assert (tmp_path / "h" / DAILY_FILE).read_bytes() == files[DAILY_FILE]
     assert hub.authorization == {"Bearer hf_test_token"}
-    assert "archive → org/bench-archive: 5 file(s)" in capsys.readouterr().out
+    assert "archive → org/bench-archive: 6 file(s)" in capsys.readouterr().out
 
 
 def test_republishing_replaces_only_that_runs_files(hub, tmp_path):

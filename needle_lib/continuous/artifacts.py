@@ -2,7 +2,8 @@
 
 A run directory (``scripts/search-bench.sh``) holds ``search/<report>.json``, the run journal
 ``search/<report>.partial.jsonl`` while the run is in flight, the query file the run read
-(``<bench>.jsonl`` or ``gold/<bench>.jsonl``) and the pytest-html report ``<bench>.html``.
+(``<bench>.jsonl`` or ``gold/<bench>.jsonl``), the pytest-html report ``<bench>.html`` and
+the case detail page its rows link to (``<bench>.cases.html``).
 The query file is looked up where the header says it was read, then beside the report and
 in its run directory, so a report copied off the runner (a CI artifact) still finds it.
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX, journal_path
 from needle_lib.continuous.runs import PublishedRun
+from needle_lib.plugin.search.case_page import detail_path
 
 
 @dataclass(frozen=True)
@@ -22,10 +24,12 @@ class RunArtifacts:
     journal: Path | None
     queries: Path | None
     html: Path | None
+    detail: Path | None
 
     @property
     def files(self) -> list[Path]:
-        return [p for p in (self.report, self.journal, self.queries, self.html) if p]
+        return [p for p in (self.report, self.journal, self.queries, self.html, self.detail)
+                if p]
 
 
 def _first(candidates: list[Path]) -> Path | None:
@@ -46,4 +50,6 @@ def run_artifacts(run: PublishedRun) -> RunArtifacts:
     journal = None if report.name.endswith(JOURNAL_SUFFIX) else _first([journal_path(report)])
     html = _first([run_dir / f"{run.bench}.html", report.parent / f"{run.bench}.html",
                    report.with_suffix(".html")])
-    return RunArtifacts(report, journal, queries, html)
+    # the page's rows link to their detail by a relative name: archived side by side
+    detail = _first([detail_path(html)]) if html else None
+    return RunArtifacts(report, journal, queries, html, detail)
