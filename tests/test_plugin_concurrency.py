@@ -121,10 +121,13 @@ def test_kill_loses_at_most_the_requests_in_flight_and_resume_finishes(pytester,
         # at most: preflight, the recorded cases, the case being recorded, 2 sent ahead
         assert before <= 1 + len(done) + 1 + 2
 
-        # a different concurrency does not change answers, so the dump resumes
+    # a different concurrency (or address) does not change answers, so the dump resumes;
+    # a second server counts the resumed run's requests alone (under load, the killed
+    # run's last requests can still reach the first server after the kill)
+    with FakeOpenAIServer("perfect", latency=0.3) as fresh:
         result = run_evals(pytester, results, *SELECT, "--sample", "8", "--model", "slow",
-                           "--base-url", server.url, "--resume", "--concurrency", "3")
-        asked = server.stats.requests - before
+                           "--base-url", fresh.url, "--resume", "--concurrency", "3")
+        asked = fresh.stats.requests
     result.assert_outcomes(passed=8)
     final = load_dump(results, "http_server__slow")
     assert (final["in_progress"], final["complete"], final["valid"]) == (False, True, True)
