@@ -213,7 +213,10 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
             for line in info.lines:
                 print(f"  {line}", flush=True)
             print("Ctrl-C stops it.", flush=True)
-            stop.wait()
+            # A signal may land on a server thread: the main thread runs the handler only
+            # once it wakes, and a wait without a timeout may never wake.
+            while not stop.wait(timeout=0.5):
+                pass
     except OSError as exc:
         print(f"needle serve: cannot listen on 127.0.0.1:{args.port} ({exc.strerror}); "
               "pass --port N, or --port 0 for any free port", file=sys.stderr)
