@@ -26,7 +26,7 @@ from typing import Literal
 
 import pytest
 
-from needle_lib.paths import EVALS_DIR
+from needle_lib.paths import only_evals
 
 #: Entry-point names (as ``-p no:NAME`` spells them) an eval run does not load.
 NOT_FOR_EVALS = ("asyncio", "hypothesispytest")
@@ -57,6 +57,4 @@ def selects_only_evals(config: pytest.Config) -> bool:
     words = getattr(namespace, "file_or_dir", None) or []
     here = Path(config.invocation_params.dir)
     paths = [here / word.split("::")[0] for word in words]
-    existing = [path.resolve() for path in paths if path.exists()]
-    evals = EVALS_DIR.resolve()
-    return bool(existing) and all(path.is_relative_to(evals) for path in existing)
+    return only_evals([path.resolve() for path in paths if path.exists()])

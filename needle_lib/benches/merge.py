@@ -12,14 +12,23 @@ engine) case present in two parts is refused; cases no part holds are reported.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from needle_lib.benches.runfiles import assemble_report, check_run
+from needle_lib.benches.runfiles import assemble_report, check_run, read_run
 from needle_lib.recall.merge import Merged, MergeError, Part, check_setups
 from needle_lib.tomlconf import ConfigError
 
 
-#: Header fields that may differ between parts of one run.
+def read_search_part(path: Path) -> Part:
+    """A search report or a killed run's journal as a part to merge (validated on read)."""
+    try:
+        header, cases = read_run(path)
+    except ConfigError as exc:
+        raise MergeError(str(exc)) from None
+    return Part(path, {"header": header, "cases": cases, "engines": header["engines"]})
+
+
 def _header(part: Part) -> dict[str, Any]:
     if "header" not in part.dump or "cases" not in part.dump:
         raise MergeError(f"{part.path}: a search report without 'header' and 'cases' "

@@ -14,12 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from needle_lib.benches.merge import merge_search
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX, read_run
+from needle_lib.benches.merge import merge_search, read_search_part
+from needle_lib.benches.runfiles import JOURNAL_SUFFIX
 from needle_lib.contract.dumpfiles import DumpError, read_results_json
 from needle_lib.jsonio import write_json_atomic
 from needle_lib.recall.merge import Merged, MergeError, Part, merge_recall
-from needle_lib.tomlconf import ConfigError
 
 Merger = Callable[[list[Part]], Merged]
 
@@ -49,11 +48,7 @@ def kind_of(dump: Any) -> str:
 
 def _read(path: Path) -> Part:
     if path.name.endswith(JOURNAL_SUFFIX):  # an interrupted search run's case log
-        try:
-            header, cases = read_run(path)
-        except ConfigError as exc:
-            raise MergeError(str(exc)) from None
-        return Part(path, {"header": header, "cases": cases, "engines": header["engines"]})
+        return read_search_part(path)
     try:
         return Part(path, read_results_json(path))
     except DumpError as exc:

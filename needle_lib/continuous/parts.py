@@ -25,7 +25,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from needle_lib.benches.merge import merge_search
+from needle_lib.benches.merge import merge_search, read_search_part
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX, read_run
 from needle_lib.continuous.runs import (
     PartsInProgress,
@@ -38,7 +38,7 @@ from needle_lib.continuous.runs import (
 from needle_lib.contract.setup import refusal, setup_differences
 from needle_lib.jsonio import write_json_atomic
 from needle_lib.names import inside, safe_file_name
-from needle_lib.recall.merge import Merged, MergeError, Part
+from needle_lib.recall.merge import Merged, MergeError
 from needle_lib.tomlconf import ConfigError
 
 #: Parts of one run start together (a CI matrix starts its jobs at once); runs of a bench
@@ -130,15 +130,8 @@ def merged_name(first: Path) -> str:
 
 def merge_files(paths: list[Path]) -> Merged:
     """The search report ``needle merge`` makes of these parts."""
-    parts = []
-    for path in paths:
-        try:
-            header, cases = read_run(path)
-        except ConfigError as exc:
-            raise ReportError(str(exc)) from None
-        parts.append(Part(path, {"header": header, "cases": cases, "engines": header["engines"]}))
     try:
-        return merge_search(parts)
+        return merge_search([read_search_part(path) for path in paths])
     except MergeError as exc:
         raise ReportError(str(exc)) from None
 

@@ -31,7 +31,7 @@ import gc
 
 import pytest
 
-from needle_lib.paths import EVALS_DIR
+from needle_lib.paths import only_evals
 from needle_lib.plugin.session import selected_paths
 from needle_lib.provenance import look_up_git_revision_early
 
@@ -42,8 +42,7 @@ frozen_key = pytest.StashKey[bool]()
 
 
 def evals_only(config: pytest.Config) -> bool:
-    paths = selected_paths(config)
-    return bool(paths) and all(path.is_relative_to(EVALS_DIR) for path in paths)
+    return only_evals(selected_paths(config))
 
 
 def configure_lean_run(config: pytest.Config) -> None:
