@@ -8,9 +8,19 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol, runtime_checkable
 
 RESULT_FILE_MODE = 0o644
+
+
+@runtime_checkable
+class EncodedList(Protocol):
+    """A list whose items are already JSON text (a report table spooled while its run went
+    on): written as the list it stands for, by copying."""
+
+    def __len__(self) -> int: ...
+
+    def encoded(self) -> Iterator[str]: ...
 
 
 def write_json_atomic(
@@ -41,13 +51,12 @@ def write_json_by_line_atomic(path: Path, data: Mapping[str, Any]) -> None:
         fh.write("{")
         for index, (key, value) in enumerate(data.items()):
             fh.write(("\n" if index == 0 else ",\n") + json.dumps(key) + ": ")
-            if isinstance(value, list) and value:
+            if isinstance(value, list | EncodedList) and len(value):
+                items = value.encoded() if isinstance(value, EncodedList) else (
+                    json.dumps(item, ensure_ascii=False) for item in value)
                 fh.write("[")
-                for position, item in enumerate(value):
-                    fh.write(
-                        ("\n  " if position == 0 else ",\n  ")
-                        + json.dumps(item, ensure_ascii=False)
-                    )
+                for position, item in enumerate(items):
+                    fh.write(("\n  " if position == 0 else ",\n  ") + item)
                 fh.write("\n ]")
             else:
                 write_json_in_pieces(fh, value)
@@ -72,6 +81,11 @@ def write_json_in_pieces(fh: IO[str], value: Any, depth: int = 3) -> None:
             if index:
                 fh.write(", ")
             write_json_in_pieces(fh, item, depth - 1)
+        fh.write("]")
+    elif isinstance(value, EncodedList):
+        fh.write("[")
+        for index, item in enumerate(value.encoded()):
+            fh.write(item if index == 0 else ", " + item)
         fh.write("]")
     else:
         fh.write(json.dumps(value, ensure_ascii=False))

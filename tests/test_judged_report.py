@@ -7,12 +7,11 @@ from typing import Any
 
 from search_runs import START, header, judged_case
 
-from needle_lib.benches.judged import build_report
+from needle_lib.benches.registry import build_report
 
 
 def _report(engines: list[str], cases: list[dict[str, Any]]) -> dict[str, Any]:
-    return build_report(header("news", "judged", engines, 2, START), cases, k=5,
-                        in_progress=False)
+    return build_report(header("news", "judged", engines, 2, START), cases, in_progress=False)
 
 
 def _unjudged(case: dict[str, Any]) -> dict[str, Any]:

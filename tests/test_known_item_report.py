@@ -3,14 +3,26 @@ judge upgrades, system-specific vs universal misses, breakdowns and the pooled u
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from needle_lib.benches.known_item import build_report, combined_rank, needs_judging
+from needle_lib.benches.known_item import KnownItemFold, combined_rank, needs_judging
+from needle_lib.benches.registry import fold_report
+from needle_lib.benches.tables import MemoryTables
 
 HEADER = {"bench": "finance", "engines": ["exa", "brave"], "num_results": 3,
           "snippet_chars": 2000, "expected_cases": 8}
 GROUPS = ("field", "freshness")
 ORDERS = {"freshness": ("1h", "1y", "static")}
+
+
+def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
+                 group_names: tuple[str, ...], group_orders: dict[str, tuple[str, ...]],
+                 in_progress: bool) -> dict[str, Any]:
+    fold = KnownItemFold(header, group_names=group_names, group_orders=group_orders,
+                         tables=MemoryTables())
+    return fold_report(fold, cases, in_progress=in_progress)
 
 
 def case(qid, engine, hit_rank, *, det_rank="same", outcome=None, search_error=None,

@@ -17,9 +17,12 @@ A report with no engines has no ``ultimate``.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import asdict
 from typing import Any
 
+from needle_lib.benches.tables import RowTables
 from needle_lib.metrics.latency import latency_stats
 from needle_lib.metrics.ndcg import (
     ULTIMATE,
@@ -69,34 +72,53 @@ def _penalized_ratings(results: list[RatedResult]) -> list[int]:
     return ratings
 
 
-def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *, k: int,
-                 in_progress: bool) -> dict[str, Any]:
-    engines: list[str] = header["engines"]
-    queries: dict[str, dict[str, Any]] = {}
-    by_query: dict[str, dict[str, dict[str, Any]]] = {}
-    for case in cases:
-        queries.setdefault(case["query_id"], {"query_id": case["query_id"],
-                                              "query": case["query"]})
-        by_query.setdefault(case["query_id"], {})[case["engine"]] = case
-    with_ultimate = bool(engines or cases)
-    per_engine: dict[str, list[dict[str, Any]]] = {name: [] for name in engines}
-    ultimate_rows: list[dict[str, Any]] = []
-    scores_per_query = []
-    urls_per_query = []
-    for query_id, info in queries.items():
-        present = by_query[query_id]
+class JudgedFold:
+    """The judged report built a query at a time (``add_query`` with every engine's case for
+    it), so a run in flight can score each query as soon as its engines are in. The fold
+    keeps only what the run-wide figures need (scores, counts, latencies, URLs); the rows go
+    to ``tables``."""
+
+    def __init__(self, header: dict[str, Any], *, k: int, tables: RowTables) -> None:
+        self.header = header
+        self.k = k
+        self.tables = tables
+        self.engines: list[str] = list(header["engines"])
+        self.counts: dict[str, _EngineCounts] = {name: _EngineCounts() for name in self.engines}
+        self.ultimate = _EngineCounts()
+        self.any_case = False
+        self.num_queries = 0
+        self.judge_requests = 0
+        self.scores_per_query: list[dict[str, float | None]] = []
+        self.urls_per_query: list[dict[str, list[str]]] = []
+        #: digests of the distinct (query, URL, title, snippet) the judge rated
+        self.judged: set[bytes] = set()
+
+    def add_query(self, present: dict[str, dict[str, Any]]) -> None:
+        """One query's cases by engine (every case of the query, in run order)."""
+        first = next(iter(present.values()))
+        info = {"query_id": first["query_id"], "query": first["query"]}
+        self.any_case = True
+        self.num_queries += 1
+        k = self.k
         complete = _pool_complete(present)
         rankings = ({e: _rated(c) for e, c in present.items() if _scoreable(c)}
                     if complete else {})
         scores = query_ndcg(rankings, k=k) if rankings else {}
-        scores_per_query.append(scores)
-        urls_per_query.append({e: [r["url"] for r in c["results"]] for e, c in present.items()
-                               if c.get("search_error") is None})
+        self.scores_per_query.append(scores)
+        self.urls_per_query.append({e: [r["url"] for r in c["results"]]
+                                    for e, c in present.items() if c.get("search_error") is None})
         ideal = ultimate_ranking(rankings, k) if rankings else []
         idcg = dcg(penalized_gains(ideal), k)
         for engine, case in present.items():
             rated = rankings.get(engine)
-            per_engine.setdefault(engine, []).append({
+            if engine not in self.counts:
+                self.engines.append(engine)
+                self.counts[engine] = _EngineCounts()
+            self.counts[engine].add(case)
+            self.judge_requests += case.get("judge_requests", 0)
+            self.judged.update(_judged_digest(case["query"], r) for r in case["results"]
+                               if r.get("rating") is not None)
+            self.tables.add(engine, {
                 **info,
                 "ndcg": scores.get(engine),
                 "dcg": dcg(penalized_gains(rated), k) if rated is not None and idcg else None,
@@ -109,65 +131,83 @@ def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *, k: int,
                 "latency_s": case.get("latency_s"),
             })
         if rankings or not complete or _all_failed(present):
-            ultimate_rows.append({
+            search_error = ALL_ENGINES_FAILED if _all_failed(present) else None
+            self.ultimate.search_errors += search_error is not None
+            self.ultimate.judge_errors += 0 if complete else 1
+            self.tables.add(ULTIMATE, {
                 **info,
                 "ndcg": scores.get(ULTIMATE),
                 "dcg": idcg if idcg else None,
                 "ratings": [r.rating for r in ideal],
                 "penalized_ratings": _penalized_ratings(ideal),
                 "results": [{"url": r.url, "rating": r.rating} for r in ideal],
-                "search_error": ALL_ENGINES_FAILED if _all_failed(present) else None,
+                "search_error": search_error,
                 "judge_errors": 0 if complete else 1,
                 "pool_incomplete": not complete,
             })
-    means = mean_ndcg(scores_per_query)
-    report_engines = {}
-    for engine, rows in per_engine.items():
-        engine_cases = [by_query[q][engine] for q in by_query if engine in by_query[q]]
-        latencies = [c["latency_s"] for c in engine_cases
-                     if c.get("search_error") is None and c.get("latency_s") is not None]
-        mean = means.get(engine)
-        report_engines[engine] = {
-            "mean_ndcg": mean.mean if mean else None,
-            "num_scored": mean.num_scored if mean else 0,
-            "search_errors": sum(c.get("search_error") is not None for c in engine_cases),
-            "judge_errors": sum(c.get("judge_errors", 0) for c in engine_cases),
-            "skipped": sum(c.get("outcome") == "skipped" for c in engine_cases),
-            "retries": sum(c.get("retries", 0) for c in engine_cases),
-            "latency": asdict(latency_stats(latencies)),
-            "per_query": rows,
+
+    def report(self, *, in_progress: bool) -> dict[str, Any]:
+        header = self.header
+        means = mean_ndcg(self.scores_per_query)
+        names = [*self.engines, ULTIMATE] if self.engines or self.any_case else self.engines
+        report_engines = {}
+        for engine in names:
+            counts = self.ultimate if engine == ULTIMATE else self.counts[engine]
+            mean = means.get(engine)
+            report_engines[engine] = {
+                "mean_ndcg": mean.mean if mean else None,
+                "num_scored": mean.num_scored if mean else 0,
+                "search_errors": counts.search_errors,
+                "judge_errors": counts.judge_errors,
+                "skipped": counts.skipped,
+                "retries": counts.retries,
+                "latency": asdict(latency_stats(counts.latencies)),
+                "per_query": self.tables.table(engine),
+            }
+        overlap = pairwise_overlap(self.urls_per_query)
+        return {
+            "schema_version": REPORT_SCHEMA_VERSION,
+            "benchmark": header["bench"],
+            "kind": "judged",
+            "in_progress": in_progress,
+            **{key: value for key, value in header.items() if key not in ("bench", "engines")},
+            "num_queries": self.num_queries,
+            "num_results": header["num_results"],
+            "k": self.k,
+            "judged_pairs": len(self.judged),
+            "judge_requests": self.judge_requests,
+            "engines": report_engines,
+            "overlap": [
+                {"engines": list(pair), **asdict(value)}
+                for pair, value in sorted(overlap.items())
+            ],
+            "unique_urls": unique_urls(self.urls_per_query),
         }
-    if with_ultimate:
-        mean = means.get(ULTIMATE)
-        report_engines[ULTIMATE] = {
-            "mean_ndcg": mean.mean if mean else None,
-            "num_scored": mean.num_scored if mean else 0,
-            "search_errors": sum(r["search_error"] is not None for r in ultimate_rows),
-            "judge_errors": sum(r["judge_errors"] for r in ultimate_rows),
-            "skipped": 0,
-            "retries": 0,
-            "latency": asdict(latency_stats([])),
-            "per_query": ultimate_rows,
-        }
-    judged = {
-        (c["query"], normalize_url(r["url"]), r.get("title"), r.get("snippet"))
-        for c in cases for r in c["results"] if r.get("rating") is not None
-    }
-    overlap = pairwise_overlap(urls_per_query)
-    return {
-        "schema_version": REPORT_SCHEMA_VERSION,
-        "benchmark": header["bench"],
-        "kind": "judged",
-        "in_progress": in_progress,
-        **{key: value for key, value in header.items() if key not in ("bench", "engines")},
-        "num_queries": len(queries),
-        "num_results": header["num_results"],
-        "k": k,
-        "judged_pairs": len(judged),
-        "judge_requests": sum(c.get("judge_requests", 0) for c in cases),
-        "engines": report_engines,
-        "overlap": [
-            {"engines": list(pair), **asdict(value)} for pair, value in sorted(overlap.items())
-        ],
-        "unique_urls": unique_urls(urls_per_query),
-    }
+
+
+class _EngineCounts:
+    """An engine's run-wide counts and its successful searches' latencies."""
+
+    def __init__(self) -> None:
+        self.search_errors = 0
+        self.judge_errors = 0
+        self.skipped = 0
+        self.retries = 0
+        self.latencies: list[float] = []
+
+    def add(self, case: dict[str, Any]) -> None:
+        failed = case.get("search_error") is not None
+        self.search_errors += failed
+        self.judge_errors += case.get("judge_errors", 0)
+        self.skipped += case.get("outcome") == "skipped"
+        self.retries += case.get("retries", 0)
+        if not failed and case.get("latency_s") is not None:
+            self.latencies.append(case["latency_s"])
+
+
+def _judged_digest(query: str, result: dict[str, Any]) -> bytes:
+    """A judged pair's identity (query, page, what the judge saw), kept as a digest: a run's
+    distinct pairs are counted without holding every snippet."""
+    key = json.dumps([query, normalize_url(result["url"]), result.get("title"),
+                      result.get("snippet")], ensure_ascii=False)
+    return hashlib.blake2b(key.encode(), digest_size=16).digest()

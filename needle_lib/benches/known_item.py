@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from needle_lib.benches.tables import RowTables, SpooledRows
 from needle_lib.metrics.latency import latency_stats
 from needle_lib.metrics.urls import normalize_url
 from needle_lib.search.types import SearchResult
@@ -130,13 +131,13 @@ def _ratio(numerator: float, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
 
-def _breakdown(rows: list[dict[str, Any]], group: str,
+def _breakdown(scored: list[tuple[dict[str, str], bool]], group: str,
                order: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     cells: dict[str, list[int]] = {}
-    for row in rows:
-        value = row["groups"].get(group)
+    for groups, hit in scored:
+        value = groups.get(group)
         if value:
-            cells.setdefault(value, []).append(1 if row["hit_rank"] else 0)
+            cells.setdefault(value, []).append(1 if hit else 0)
     keys = sorted(cells, key=lambda k: (order.index(k) if k in order else len(order), k))
     return {k: {"n": len(cells[k]), "recall_at_k": sum(cells[k]) / len(cells[k])} for k in keys}
 
@@ -192,79 +193,121 @@ def _ultimate_case(present: dict[str, dict[str, Any]], engines: list[str],
             "hit_rank": rank, "det_rank": rank, "search_error": None}
 
 
-def _summary(cases: list[dict[str, Any]], group_names: tuple[str, ...],
-             orders: Mapping[str, tuple[str, ...]], *, hit_by_other: dict[str, set[str]] | None,
-             engine: str) -> dict[str, Any]:
-    scored = [c for c in cases if _scored(c)]
-    hits = [c for c in scored if c.get("hit_rank")]
-    rows = [_per_query(c, (1.0 if c.get("hit_rank") else 0.0) if _scored(c) else None)
-            for c in cases]
-    misses = [c for c in scored if not c.get("hit_rank")]
-    if hit_by_other is None:  # the ultimate engine: every miss of the pool is universal
-        system_specific = 0
-    else:
-        system_specific = sum(bool(hit_by_other.get(c["query_id"], set()) - {engine})
-                              for c in misses)
-    latencies = [c["latency_s"] for c in cases
-                 if c.get("search_error") is None and c.get("latency_s") is not None]
-    summary: dict[str, Any] = {
-        "recall_at_k": _ratio(len(hits), len(scored)),
-        "mrr_at_k": _ratio(sum(1 / c["hit_rank"] for c in hits), len(scored)),
-        "num_scored": len(scored),
-        "search_errors": sum(c.get("search_error") is not None for c in cases
-                             if c.get("outcome") != "skipped"),
-        "judged_results": sum(c.get("judged", 0) for c in cases),
-        "judge_errors": sum(c.get("judge_errors", 0) for c in cases),
-        "judge_upgrades": sum(1 for c in scored if c.get("hit_rank") != c.get("det_rank")),
-        "skipped": sum(c.get("outcome") == "skipped" for c in cases),
-        "retries": sum(c.get("retries", 0) for c in cases),
-        "latency": asdict(latency_stats(latencies)) if hit_by_other is not None else None,
-        "misses_system_specific": system_specific,
-        "misses_universal": len(misses) - system_specific,
-    }
-    scored_rows = [r for r in rows if r["score"] is not None]
-    for group in group_names:
-        summary[f"by_{group}"] = _breakdown(scored_rows, group, orders.get(group, ()))
-    summary["per_query"] = rows
-    return summary
+class _EngineSummary:
+    """One engine's run-wide figures, a case at a time (its row goes to the tables)."""
+
+    def __init__(self, *, pooled: bool) -> None:
+        #: the ``ultimate`` engine: every miss of the pool is universal; no latency
+        self.pooled = pooled
+        self.scored = 0
+        self.hits = 0
+        self.reciprocal_ranks = 0.0
+        self.search_errors = 0
+        self.judged_results = 0
+        self.judge_errors = 0
+        self.judge_upgrades = 0
+        self.skipped = 0
+        self.retries = 0
+        self.latencies: list[float] = []
+        self.misses_system_specific = 0
+        self.misses = 0
+        #: (groups, hit) of each scored case, for the breakdowns
+        self.scored_groups: list[tuple[dict[str, str], bool]] = []
+
+    def add(self, case: dict[str, Any], *, hit_elsewhere: bool) -> dict[str, Any]:
+        """Count ``case``; its per-query row. ``hit_elsewhere``: another engine hit the query."""
+        scored = _scored(case)
+        hit = bool(case.get("hit_rank"))
+        if scored:
+            self.scored += 1
+            self.scored_groups.append((case.get("groups", {}), hit))
+            self.judge_upgrades += case.get("hit_rank") != case.get("det_rank")
+            if hit:
+                self.hits += 1
+                self.reciprocal_ranks += 1 / case["hit_rank"]
+            else:
+                self.misses += 1
+                self.misses_system_specific += hit_elsewhere and not self.pooled
+        if case.get("outcome") != "skipped":
+            self.search_errors += case.get("search_error") is not None
+        self.judged_results += case.get("judged", 0)
+        self.judge_errors += case.get("judge_errors", 0)
+        self.skipped += case.get("outcome") == "skipped"
+        self.retries += case.get("retries", 0)
+        if case.get("search_error") is None and case.get("latency_s") is not None:
+            self.latencies.append(case["latency_s"])
+        return _per_query(case, (1.0 if hit else 0.0) if scored else None)
+
+    def summary(self, group_names: tuple[str, ...], orders: Mapping[str, tuple[str, ...]],
+                rows: list[dict[str, Any]] | SpooledRows) -> dict[str, Any]:
+        summary: dict[str, Any] = {
+            "recall_at_k": _ratio(self.hits, self.scored),
+            "mrr_at_k": None if self.pooled else _ratio(self.reciprocal_ranks, self.scored),
+            "num_scored": self.scored,
+            "search_errors": self.search_errors,
+            "judged_results": self.judged_results,
+            "judge_errors": self.judge_errors,
+            "judge_upgrades": self.judge_upgrades,
+            "skipped": self.skipped,
+            "retries": self.retries,
+            "latency": None if self.pooled else asdict(latency_stats(self.latencies)),
+            "misses_system_specific": self.misses_system_specific,
+            "misses_universal": self.misses - self.misses_system_specific,
+        }
+        for group in group_names:
+            summary[f"by_{group}"] = _breakdown(self.scored_groups, group, orders.get(group, ()))
+        summary["per_query"] = rows
+        return summary
 
 
-def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
-                 group_names: tuple[str, ...], group_orders: Mapping[str, tuple[str, ...]],
-                 in_progress: bool) -> dict[str, Any]:
-    """The known-item run report: per engine (then ``ultimate``) recall@K, MRR@K, breakdowns,
-    misses, judge counts, latency, retries and per-query rows; linear in the cases."""
-    engines: list[str] = header["engines"]
-    by_query: dict[str, dict[str, dict[str, Any]]] = {}
-    for case in cases:
-        by_query.setdefault(case["query_id"], {})[case["engine"]] = case
-    hit_by: dict[str, set[str]] = {
-        qid: {e for e, c in present.items() if _scored(c) and c.get("hit_rank")}
-        for qid, present in by_query.items()
-    }
-    per_engine: dict[str, list[dict[str, Any]]] = {e: [] for e in engines}
-    for case in cases:
-        per_engine.setdefault(case["engine"], []).append(case)
-    report_engines = {
-        engine: _summary(engine_cases, group_names, group_orders, hit_by_other=hit_by,
-                         engine=engine)
-        for engine, engine_cases in per_engine.items()
-    }
-    if engines or cases:  # a report with no engines has no ultimate
-        pooled = [_ultimate_case(present, engines, header["num_results"])
-                  for present in by_query.values()]
-        report_engines[ULTIMATE] = _summary(pooled, group_names, group_orders,
-                                            hit_by_other=None, engine=ULTIMATE)
-        report_engines[ULTIMATE]["mrr_at_k"] = None
-    return {
-        "schema_version": KNOWN_ITEM_SCHEMA_VERSION,
-        "benchmark": header["bench"],
-        "kind": "known_item",
-        "in_progress": in_progress,
-        **{key: value for key, value in header.items() if key not in ("bench", "engines")},
-        "num_queries": len(by_query),
-        "k": header["num_results"],
-        "engine_order": engines,
-        "engines": report_engines,
-    }
+class KnownItemFold:
+    """The known-item report built a query at a time (``add_query`` with every engine's case
+    for it), so a run in flight can score each query as soon as its engines are in: per
+    engine (then ``ultimate``) recall@K, MRR@K, breakdowns, misses, judge counts, latency,
+    retries, and per-query rows in ``tables``."""
 
+    def __init__(self, header: dict[str, Any], *, group_names: tuple[str, ...],
+                 group_orders: Mapping[str, tuple[str, ...]], tables: RowTables) -> None:
+        self.header = header
+        self.group_names = group_names
+        self.group_orders = group_orders
+        self.tables = tables
+        self.engines: list[str] = list(header["engines"])
+        self.summaries = {name: _EngineSummary(pooled=False) for name in self.engines}
+        self.ultimate = _EngineSummary(pooled=True)
+        self.num_queries = 0
+
+    def add_query(self, present: dict[str, dict[str, Any]]) -> None:
+        """One query's cases by engine (every case of the query, in run order)."""
+        self.num_queries += 1
+        hit_by = {e for e, c in present.items() if _scored(c) and c.get("hit_rank")}
+        for engine, case in present.items():
+            if engine not in self.summaries:
+                self.engines.append(engine)
+                self.summaries[engine] = _EngineSummary(pooled=False)
+            row = self.summaries[engine].add(case, hit_elsewhere=bool(hit_by - {engine}))
+            self.tables.add(engine, row)
+        pooled = _ultimate_case(present, self.header["engines"], self.header["num_results"])
+        self.tables.add(ULTIMATE, self.ultimate.add(pooled, hit_elsewhere=False))
+
+    def report(self, *, in_progress: bool) -> dict[str, Any]:
+        header = self.header
+        report_engines = {
+            engine: self.summaries[engine].summary(self.group_names, self.group_orders,
+                                                   self.tables.table(engine))
+            for engine in self.engines
+        }
+        if self.engines or self.num_queries:  # a report with no engines has no ultimate
+            report_engines[ULTIMATE] = self.ultimate.summary(
+                self.group_names, self.group_orders, self.tables.table(ULTIMATE))
+        return {
+            "schema_version": KNOWN_ITEM_SCHEMA_VERSION,
+            "benchmark": header["bench"],
+            "kind": "known_item",
+            "in_progress": in_progress,
+            **{key: value for key, value in header.items() if key not in ("bench", "engines")},
+            "num_queries": self.num_queries,
+            "k": header["num_results"],
+            "engine_order": header["engines"],
+            "engines": report_engines,
+        }

@@ -9,15 +9,17 @@ first use, so a recall run never loads them: the plugin imports this module for 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
 
 from needle_lib.tomlconf import ConfigError
 
 if TYPE_CHECKING:
     from needle_lib.benches.known_item import KnownItemBench
     from needle_lib.benches.queries import Query
+    from needle_lib.benches.tables import RowTables
 
 NDCG_K = 5
 
@@ -88,13 +90,45 @@ def select_queries(bench: Bench, queries: list[Query]) -> list[Query]:
     return selected
 
 
-def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
-                 in_progress: bool) -> dict[str, Any]:
-    """The run report of the bench named in ``header``."""
+class ReportFold(Protocol):
+    """A bench's report, built a query at a time (``benches.judged``, ``benches.known_item``)."""
+
+    def add_query(self, present: dict[str, dict[str, Any]]) -> None: ...
+
+    def report(self, *, in_progress: bool) -> dict[str, Any]: ...
+
+
+def report_fold(header: dict[str, Any], tables: RowTables) -> ReportFold:
+    """An empty report of the bench named in ``header``, its rows going to ``tables``."""
     from needle_lib.benches import judged, known_item
 
     bench = bench_named(header["bench"])
     if isinstance(bench, known_item.KnownItemBench):
-        return known_item.build_report(header, cases, group_names=bench.group_names,
-                                       group_orders=bench.group_orders, in_progress=in_progress)
-    return judged.build_report(header, cases, k=NDCG_K, in_progress=in_progress)
+        return known_item.KnownItemFold(header, group_names=bench.group_names,
+                                        group_orders=bench.group_orders, tables=tables)
+    return judged.JudgedFold(header, k=NDCG_K, tables=tables)
+
+
+def by_query(cases: Iterable[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Cases grouped by query, then engine, each in first-appearance order (a later case of
+    the same query and engine replaces the earlier one, as in the run itself)."""
+    grouped: dict[str, dict[str, dict[str, Any]]] = {}
+    for case in cases:
+        grouped.setdefault(case["query_id"], {})[case["engine"]] = case
+    return grouped
+
+
+def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
+                 in_progress: bool) -> dict[str, Any]:
+    """The run report of the bench named in ``header``, from cases in memory."""
+    from needle_lib.benches.tables import MemoryTables
+
+    return fold_report(report_fold(header, MemoryTables()), cases, in_progress=in_progress)
+
+
+def fold_report(fold: ReportFold, cases: Iterable[dict[str, Any]], *,
+                in_progress: bool) -> dict[str, Any]:
+    """``fold``'s report once every query of ``cases`` is added."""
+    for present in by_query(cases).values():
+        fold.add_query(present)
+    return fold.report(in_progress=in_progress)

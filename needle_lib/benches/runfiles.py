@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -84,26 +85,46 @@ class Journal:
         return report
 
 
-def run_complete(cases: list[dict[str, Any]], expected: int, *, finished: bool) -> bool:
-    """A finished run in which every expected case was asked and answered: a skipped case
-    (an engine without its key, fail-fast) was never asked."""
-    return (finished and len(cases) >= expected
-            and not any(case.get("outcome") == "skipped" for case in cases))
+@dataclass
+class CaseTally:
+    """What a report says of its cases as a whole."""
 
+    cases: int = 0
+    skipped: bool = False
+    #: cases with a verdict (passed or failed): 0 means the run evaluated nothing
+    scored: int = 0
 
-def scored_cases(cases: list[dict[str, Any]]) -> int:
-    """Cases with a verdict (passed or failed): 0 means the run evaluated nothing."""
-    return sum(case.get("outcome") in ("passed", "failed") for case in cases)
+    def add(self, case: dict[str, Any]) -> None:
+        self.cases += 1
+        self.skipped |= case.get("outcome") == "skipped"
+        self.scored += case.get("outcome") in ("passed", "failed")
+
+    @classmethod
+    def of(cls, cases: list[dict[str, Any]]) -> CaseTally:
+        tally = cls()
+        for case in cases:
+            tally.add(case)
+        return tally
+
+    def complete(self, expected: int, *, finished: bool) -> bool:
+        """A finished run in which every expected case was asked and answered: a skipped
+        case (an engine without its key, fail-fast) was never asked."""
+        return finished and self.cases >= expected and not self.skipped
+
+    def stamp(self, report: dict[str, Any], header: dict[str, Any], *,
+              complete_run: bool) -> None:
+        """The report's ``complete`` and ``scored_cases``, then its ``header``."""
+        report["complete"] = self.complete(header.get("expected_cases", 0),
+                                           finished=complete_run)
+        report["scored_cases"] = self.scored
+        report["header"] = header
 
 
 def assemble_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
                     complete_run: bool = True) -> dict[str, Any]:
     """The report of a run (pooled metrics computed here, once) with its header and cases."""
     report = build_report(header, cases, in_progress=False)
-    report["complete"] = run_complete(cases, header.get("expected_cases", 0),
-                                      finished=complete_run)
-    report["scored_cases"] = scored_cases(cases)
-    report["header"] = header
+    CaseTally.of(cases).stamp(report, header, complete_run=complete_run)
     report["cases"] = cases
     return report
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from needle_lib.benches.registry import build_report
 from needle_lib.benches.rows import query_hash  # one query text, one cluster across runs
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX, read_run, run_complete, scored_cases
+from needle_lib.benches.runfiles import JOURNAL_SUFFIX, CaseTally, read_run
 from needle_lib.judge.verdict import RELEVANT_RATING
 from needle_lib.metrics.ndcg import ULTIMATE
 from needle_lib.metrics.overlap import family_uniqueness, pair_sharing
@@ -130,11 +130,12 @@ def load_run(path: Path) -> PublishedRun:
             from None
     started = _started(path, header)
     expected = header.get("expected_cases", len(cases))
+    tally = CaseTally.of(cases)
     run = PublishedRun(
         source=path, bench=header["bench"], kind=report["kind"],
         run_id=run_id_of(started), ts=iso(started),
-        complete=run_complete(cases, expected, finished=not path.name.endswith(JOURNAL_SUFFIX)),
-        report=_trimmed({**report, "header": header, "scored_cases": scored_cases(cases)}),
+        complete=tally.complete(expected, finished=not path.name.endswith(JOURNAL_SUFFIX)),
+        report=_trimmed({**report, "header": header, "scored_cases": tally.scored}),
     )
     base = {"run_id": run.run_id, "ts": run.ts, "bench": run.bench}
     run.history = [{**base, "kind": run.kind, "engine": engine, "complete": run.complete,

@@ -1,9 +1,8 @@
 """Controller-side search reports: a journal line per case, one report per run at the end.
 
-Pooled metrics need every engine's answers, so they are computed once when the run ends
-(``needle_lib.benches.runfiles``), keeping the work per case constant however long the run.
-The cases live in the journal only: the report is built by reading it back, so the
-controller's memory does not grow with the run.
+Each bench's report is scored a query at a time as its engines answer
+(``benches.live_report``), keeping the work per case constant however long the run and
+the work at its end small. The controller keeps no case once its query is scored.
 """
 
 from __future__ import annotations
@@ -13,7 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from needle_lib.benches.runfiles import Journal, journal_path, reserve_run_path
+from needle_lib.benches.live_report import LiveReport
+from needle_lib.benches.runfiles import reserve_run_path
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import CaseRecord
 
@@ -35,7 +35,7 @@ class SearchReports:
         self.shard = {"shard": shard} if shard else {}
         self.headers: dict[str, dict[str, Any]] = {}
         self.paths: dict[str, Path] = {}
-        self.journals: dict[str, Journal] = {}
+        self.live: dict[str, LiveReport] = {}
 
     def add(self, record: CaseRecord, outcome: Outcome) -> None:
         pair = record["pair"]
@@ -43,8 +43,8 @@ class SearchReports:
             self.headers[pair] = {**record["header"], "started_at": self.started_at,
                                   **self.shard}
             self.paths[pair] = self._path(pair)
-            self.journals[pair] = Journal(journal_path(self.paths[pair]), self.headers[pair])
-        self.journals[pair].append({**record["case"], "outcome": outcome})
+            self.live[pair] = LiveReport(self.paths[pair], self.headers[pair])
+        self.live[pair].append({**record["case"], "outcome": outcome})
 
     def _path(self, pair: str) -> Path:
         if self.report_path is None:
@@ -55,8 +55,7 @@ class SearchReports:
         return path.with_name(f"{path.stem}__{pair}{path.suffix}")
 
     def finish(self, *, interrupted: bool = False) -> list[dict[str, Any]]:
-        reports = []
-        for pair, path in self.paths.items():
-            reports.append(self.journals[pair].finish(path, complete_run=not interrupted))
-        return reports
+        """Write every bench's report; their summaries (``live_report.summary_of``)."""
+        return [self.live[pair].finish(path, complete_run=not interrupted)
+                for pair, path in self.paths.items()]
 

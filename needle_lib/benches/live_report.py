@@ -1,0 +1,93 @@
+"""A search run's report, scored while the run goes on: a query as soon as its engines are in.
+
+Pooled figures need every engine's answer to a query, not every query's: once the last engine
+of a query has answered, the query is scored into the bench's report fold and its rows and
+cases are spooled as JSON text (``benches.tables``). At the run's end only the queries still
+open are scored, and the report is written by copying text. The end of a 20,000-case run
+used to read its journal back, score it and encode every row again: seconds, and the run's
+peak memory.
+
+The journal stays the record of the run (a killed run is resumed and re-read from it). A
+case for a query already scored (a case run twice) makes the report come from the journal
+instead, as ``runfiles.Journal.finish`` builds it: the later case wins there, as always.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from needle_lib.benches.registry import report_fold
+from needle_lib.benches.runfiles import CaseTally, Journal, journal_path
+from needle_lib.benches.tables import SpooledRows, SpooledTables
+from needle_lib.jsonio import write_json_by_line_atomic
+
+
+class LiveReport:
+    """One run's journal and its report in the making (one writer: the controller)."""
+
+    def __init__(self, report_path: Path, header: dict[str, Any]) -> None:
+        self.header = header
+        self.journal = Journal(journal_path(report_path), header)
+        self._engines = frozenset(header["engines"])
+        self._tables = SpooledTables()
+        self._fold = report_fold(header, self._tables)
+        self._cases = SpooledRows()
+        self._tally = CaseTally()
+        #: cases of queries some engine has not answered yet, by query, then engine
+        self._open: dict[str, dict[str, dict[str, Any]]] = {}
+        self._scored: set[str] = set()
+        self._from_journal = False
+
+    def append(self, case: dict[str, Any]) -> None:
+        self.journal.append(case)
+        if self._from_journal:
+            return
+        query_id = case["query_id"]
+        if query_id in self._scored:
+            self._from_journal = True
+            self._open.clear()
+            self._close_spools()
+            return
+        present = self._open.setdefault(query_id, {})
+        present[case["engine"]] = case
+        if self._engines <= present.keys():
+            self._score(query_id)
+
+    def _score(self, query_id: str) -> None:
+        present = self._open.pop(query_id)
+        self._fold.add_query(present)
+        for case in present.values():
+            self._cases.append(case)
+            self._tally.add(case)
+        self._scored.add(query_id)
+
+    def finish(self, report_path: Path, *, complete_run: bool) -> dict[str, Any]:
+        """Write the report; its summary (the report without per-query rows and cases)."""
+        if self._from_journal:
+            return summary_of(self.journal.finish(report_path, complete_run=complete_run))
+        for query_id in list(self._open):  # in first-appearance order
+            self._score(query_id)
+        self.journal.close(remove=False)
+        report = self._fold.report(in_progress=False)
+        self._tally.stamp(report, self.header, complete_run=complete_run)
+        report["cases"] = self._cases
+        try:
+            write_json_by_line_atomic(report_path, report)
+        finally:
+            self._close_spools()
+        self.journal.path.unlink(missing_ok=True)
+        return summary_of(report)
+
+    def _close_spools(self) -> None:
+        self._tables.close()
+        self._cases.close()
+
+
+def summary_of(report: dict[str, Any]) -> dict[str, Any]:
+    """A report without its cases and per-query rows: what the terminal and the pytest-html
+    summary show, and all the controller keeps once the report is written."""
+    engines = {name: {key: value for key, value in figures.items() if key != "per_query"}
+               for name, figures in report["engines"].items()}
+    return {**{key: value for key, value in report.items() if key != "cases"},
+            "engines": engines}
