@@ -209,6 +209,24 @@ async def test_one_profile_per_query_shared_by_its_results_and_later_runs(
 
 
 @respx.mock
+async def test_a_made_profile_is_kept_without_the_task_that_made_it(
+    make_judge: Callable,
+) -> None:
+    """A 20,000-query run kept every profile's finished task (its context and coroutine):
+    megabytes. The value stays, so later results of the query ask nothing again."""
+    profiles = mock_profiles()
+    respx.post(URL).mock(return_value=rating_response())
+    judge = make_judge()
+    first, second = await asyncio.gather(judge.profile(QUERY), judge.profile(QUERY))
+    assert first is second and profiles.call_count == 1
+    held = [value for table in vars(judge).values() if isinstance(table, dict)
+            for value in table.values()]
+    assert first in held and not any(isinstance(value, asyncio.Task) for value in held)
+    await judge.rate(QUERY, RESULT)
+    assert profiles.call_count == 1 and judge.profile_requests == 1
+
+
+@respx.mock
 async def test_operators_in_the_profile_are_parsed_not_asked(make_judge: Callable) -> None:
     mock_profiles()
     judge = make_judge()

@@ -58,7 +58,10 @@ class RelevanceJudge(LLMJudge):
         super().__init__(client, cache=cache, concurrency=concurrency, slots=slots)
         self._today = today
         self._inflight: dict[str, asyncio.Task[Verdict]] = {}
-        self._profiles: dict[str, asyncio.Task[QueryProfile | None]] = {}
+        #: profiles being made, then made: a made one is kept as its value, not as the task
+        #: that made it (a task holds its context and coroutine: kilobytes a query)
+        self._profiling: dict[str, asyncio.Task[QueryProfile | None]] = {}
+        self._profiles: dict[str, QueryProfile | None] = {}
         self.cache_hits = 0
         self.shared = 0
         self.judged = 0
@@ -87,11 +90,19 @@ class RelevanceJudge(LLMJudge):
     async def profile(self, query: str) -> QueryProfile | None:
         """The profile of ``query`` (made once per process, stored on disk), or None if the
         model could not give a usable one."""
-        task = self._profiles.get(query)
+        if query in self._profiles:
+            return self._profiles[query]
+        task = self._profiling.get(query)
         if task is None:
             task = asyncio.create_task(self._load_profile(query))
-            self._profiles[query] = task
+            self._profiling[query] = task
+            task.add_done_callback(lambda done: self._profile_made(query, done))
         return await asyncio.shield(task)
+
+    def _profile_made(self, query: str, task: asyncio.Task[QueryProfile | None]) -> None:
+        del self._profiling[query]
+        if not task.cancelled() and task.exception() is None:
+            self._profiles[query] = task.result()
 
     async def _load_profile(self, query: str) -> QueryProfile | None:
         key = ProfiledQuery(self.model, PROFILE_PROMPT_VERSION, query)
