@@ -33,7 +33,7 @@ from needle_lib.metrics.ndcg import (
     query_ndcg,
     ultimate_ranking,
 )
-from needle_lib.metrics.overlap import pairwise_overlap, unique_urls
+from needle_lib.metrics.overlap import OverlapTally
 from needle_lib.metrics.urls import normalize_url
 
 REPORT_SCHEMA_VERSION = 1
@@ -75,7 +75,7 @@ def _penalized_ratings(results: list[RatedResult]) -> list[int]:
 class JudgedFold:
     """The judged report built a query at a time (``add_query`` with every engine's case for
     it), so a run in flight can score each query as soon as its engines are in. The fold
-    keeps only what the run-wide figures need (scores, counts, latencies, URLs); the rows go
+    keeps only what the run-wide figures need (scores, counts, latencies, overlap sums); the rows go
     to ``tables``."""
 
     def __init__(self, header: dict[str, Any], *, k: int, tables: RowTables) -> None:
@@ -89,7 +89,7 @@ class JudgedFold:
         self.num_queries = 0
         self.judge_requests = 0
         self.scores_per_query: list[dict[str, float | None]] = []
-        self.urls_per_query: list[dict[str, list[str]]] = []
+        self.overlap = OverlapTally()
         #: digests of the distinct (query, URL, title, snippet) the judge rated
         self.judged: set[bytes] = set()
 
@@ -105,8 +105,8 @@ class JudgedFold:
                     if complete else {})
         scores = query_ndcg(rankings, k=k) if rankings else {}
         self.scores_per_query.append(scores)
-        self.urls_per_query.append({e: [r["url"] for r in c["results"]]
-                                    for e, c in present.items() if c.get("search_error") is None})
+        self.overlap.add({e: [r["url"] for r in c["results"]]
+                          for e, c in present.items() if c.get("search_error") is None})
         ideal = ultimate_ranking(rankings, k) if rankings else []
         idcg = dcg(penalized_gains(ideal), k)
         for engine, case in present.items():
@@ -164,7 +164,7 @@ class JudgedFold:
                 "latency": asdict(latency_stats(counts.latencies)),
                 "per_query": self.tables.table(engine),
             }
-        overlap = pairwise_overlap(self.urls_per_query)
+        overlap = self.overlap.pairwise()
         return {
             "schema_version": REPORT_SCHEMA_VERSION,
             "benchmark": header["bench"],
@@ -181,7 +181,7 @@ class JudgedFold:
                 {"engines": list(pair), **asdict(value)}
                 for pair, value in sorted(overlap.items())
             ],
-            "unique_urls": unique_urls(self.urls_per_query),
+            "unique_urls": self.overlap.unique_urls(),
         }
 
 

@@ -15,7 +15,7 @@ from needle_lib.metrics.ndcg import (
     query_ndcg,
     ultimate_ranking,
 )
-from needle_lib.metrics.overlap import PairOverlap, pairwise_overlap, unique_urls
+from needle_lib.metrics.overlap import OverlapTally, PairOverlap
 from needle_lib.metrics.urls import normalize_url
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "ULTIMATE",
     "LatencyStats",
     "MeanScore",
+    "OverlapTally",
     "PairOverlap",
     "RatedResult",
     "dcg",
@@ -30,11 +31,9 @@ __all__ = [
     "latency_stats",
     "mean_ndcg",
     "normalize_url",
-    "pairwise_overlap",
     "penalized_gains",
     "percentile",
     "pooled_ratings",
     "query_ndcg",
     "ultimate_ranking",
-    "unique_urls",
 ]

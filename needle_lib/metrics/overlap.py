@@ -32,40 +32,42 @@ def _url_sets(urls_by_engine: Mapping[str, Sequence[str]]) -> dict[str, set[str]
     }
 
 
-def pairwise_overlap(
-    per_query: Iterable[Mapping[str, Sequence[str]]],
-) -> dict[tuple[str, str], PairOverlap]:
-    """Mean Jaccard and mean shared-URL count per engine pair (names sorted within a pair).
+class OverlapTally:
+    """How much engines agree, a query at a time (a run scored as it goes keeps a figure per
+    engine pair and per engine, not every query's URLs).
 
-    A query counts for a pair only when both engines are present; a query where both returned
-    nothing has no defined Jaccard and is skipped for that pair.
+    ``pairwise``: mean Jaccard and mean shared-URL count per engine pair (names sorted within
+    a pair). A query counts for a pair only when both engines are present; a query where both
+    returned nothing has no defined Jaccard and is skipped for that pair. ``unique_urls``:
+    per engine, how many of its URLs no other engine returned for the same query (summed).
     """
-    jaccards: dict[tuple[str, str], list[float]] = {}
-    shared: dict[tuple[str, str], list[int]] = {}
-    for urls_by_engine in per_query:
+
+    def __init__(self) -> None:
+        self._jaccards: dict[tuple[str, str], list[float]] = {}
+        self._shared: dict[tuple[str, str], list[int]] = {}
+        self._unique: dict[str, int] = {}
+
+    def add(self, urls_by_engine: Mapping[str, Sequence[str]]) -> None:
         sets = _url_sets(urls_by_engine)
         for a, b in combinations(sorted(sets), 2):
             union = sets[a] | sets[b]
             if not union:
                 continue
             common = len(sets[a] & sets[b])
-            jaccards.setdefault((a, b), []).append(common / len(union))
-            shared.setdefault((a, b), []).append(common)
-    return {
-        pair: PairOverlap(sum(j) / len(j), sum(shared[pair]) / len(j), len(j))
-        for pair, j in jaccards.items()
-    }
-
-
-def unique_urls(per_query: Iterable[Mapping[str, Sequence[str]]]) -> dict[str, int]:
-    """Per engine, how many of its URLs no other engine returned for the same query (summed)."""
-    counts: dict[str, int] = {}
-    for urls_by_engine in per_query:
-        sets = _url_sets(urls_by_engine)
+            self._jaccards.setdefault((a, b), []).append(common / len(union))
+            self._shared.setdefault((a, b), []).append(common)
         for engine, urls in sets.items():
             others = set().union(*(s for name, s in sets.items() if name != engine))
-            counts[engine] = counts.get(engine, 0) + len(urls - others)
-    return counts
+            self._unique[engine] = self._unique.get(engine, 0) + len(urls - others)
+
+    def pairwise(self) -> dict[tuple[str, str], PairOverlap]:
+        return {
+            pair: PairOverlap(sum(j) / len(j), sum(self._shared[pair]) / len(j), len(j))
+            for pair, j in self._jaccards.items()
+        }
+
+    def unique_urls(self) -> dict[str, int]:
+        return dict(self._unique)
 
 
 #: A URL two engines share rated below ``RELEVANT_RATING`` is suspicious sharing (copied or
