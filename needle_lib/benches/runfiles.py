@@ -3,10 +3,10 @@
 A run appends one line per case to ``<report>.partial.jsonl`` (the header first): constant
 work per case however long the run, and a ``kill -9`` loses at most the case in flight.
 Pooled figures (nDCG's ideal ranking, ``ultimate``, overlap, system-specific misses) need
-every engine's answers, so they are computed once — when the run ends, interrupted or not,
-and whenever a run is read back (``read_run``) from its journal or its report. A report
-keeps its raw ``cases`` for exactly that reason: reports can be merged and rebuilt, never
-averaged.
+every engine's answers to a query: a run in flight scores each query once its engines are in
+(``live_report``), and a run read back (``read_run``) from its journal or its report is
+scored again from its cases. A report keeps its raw ``cases`` for exactly that reason:
+reports can be merged and rebuilt, never averaged.
 """
 
 from __future__ import annotations
