@@ -102,7 +102,7 @@ def test_a_sharded_search_run_records_its_shard_in_the_header(tmp_path):
     recorded = reports.headers["legal__legal"]
     assert recorded["shard"] == shard
     assert part_info(tmp_path / "r.json", recorded) is not None
-    reports.journals["legal__legal"].close(remove=True)
+    reports.live["legal__legal"].journal.close(remove=True)
 
 
 # --- parts published by separate `needle publish` calls (a CI matrix's jobs) -------------
