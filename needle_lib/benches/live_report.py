@@ -14,6 +14,7 @@ instead, as ``runfiles.Journal.finish`` builds it: the later case wins there, as
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -36,21 +37,26 @@ class LiveReport:
         self._tally = CaseTally()
         #: cases of queries some engine has not answered yet, by query, then engine
         self._open: dict[str, dict[str, dict[str, Any]]] = {}
+        #: their JSON text (as journaled), by query, then engine
+        self._open_text: dict[str, dict[str, str]] = {}
         self._scored: set[str] = set()
         self._from_journal = False
 
     def append(self, case: dict[str, Any]) -> None:
-        self.journal.append(case)
+        text = json.dumps(case, ensure_ascii=False)  # once, for the journal and the report
+        self.journal.append_encoded(text)
         if self._from_journal:
             return
         query_id = case["query_id"]
         if query_id in self._scored:
             self._from_journal = True
             self._open.clear()
+            self._open_text.clear()
             self._close_spools()
             return
         present = self._open.setdefault(query_id, {})
         present[case["engine"]] = case
+        self._open_text.setdefault(query_id, {})[case["engine"]] = text
         if self._engines <= present.keys():
             self._score(query_id)
 
@@ -58,8 +64,9 @@ class LiveReport:
         present = self._open.pop(query_id)
         self._fold.add_query(present)
         for case in present.values():
-            self._cases.append(case)
             self._tally.add(case)
+        for text in self._open_text.pop(query_id).values():
+            self._cases.append_encoded(text)
         self._scored.add(query_id)
 
     def finish(self, report_path: Path, *, complete_run: bool) -> dict[str, Any]:

@@ -60,13 +60,20 @@ class Journal:
         self._write({"header": header})
 
     def append(self, case: dict[str, Any]) -> None:
-        self._write({"case": case})
+        self.append_encoded(json.dumps(case, ensure_ascii=False))
+
+    def append_encoded(self, case: str) -> None:
+        """A case already JSON text (``json.dumps(case, ensure_ascii=False)``)."""
+        self._write_line('{"case": ' + case + "}")
 
     def _write(self, entry: dict[str, Any]) -> None:
+        self._write_line(json.dumps(entry, ensure_ascii=False))
+
+    def _write_line(self, line: str) -> None:
         # flushed to the OS per case: a killed process loses nothing written; no fsync, which
         # would cost more than the rest of a case's bookkeeping (only a machine crash could
         # then lose the last cases, and the run would be redone anyway).
-        self._fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self._fh.write(line + "\n")
         self._fh.flush()
 
     def close(self, *, remove: bool) -> None:

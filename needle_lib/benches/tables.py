@@ -46,7 +46,11 @@ class SpooledRows:
         self._count = 0
 
     def append(self, row: dict[str, Any]) -> None:
-        self._file.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self.append_encoded(json.dumps(row, ensure_ascii=False))
+
+    def append_encoded(self, row: str) -> None:
+        """A row already JSON text (``json.dumps(row, ensure_ascii=False)``)."""
+        self._file.write(row + "\n")
         self._count += 1
 
     def __len__(self) -> int:
