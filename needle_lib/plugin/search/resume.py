@@ -35,6 +35,7 @@ from needle_lib.contract.outcome import is_answered
 from needle_lib.contract.records import SearchCaseRecord
 from needle_lib.contract.setup import SetupMismatch, resume_source
 from needle_lib.plugin.reports import drop_default_report
+from needle_lib.plugin.resume_notes import add_resume_note, resume_note
 from needle_lib.plugin.search.plan import SearchCase, SearchPlan
 from needle_lib.plugin.session import results_dir, run_state, search_plan
 from needle_lib.tomlconf import ConfigError
@@ -64,15 +65,7 @@ class BenchResume:
     looked_in: str = ""
 
     def note(self) -> str:
-        if self.source is not None:
-            return (
-                f"--resume: {self.bench}: reusing {self.answered} answered case(s) of "
-                f"{self.source}; the rest are asked"
-            )
-        return (
-            f"--resume: {self.bench}: no earlier run of this setup in {self.looked_in}; "
-            "every case is asked"
-        )
+        return resume_note(self.bench, self.source, self.answered, self.looked_in)
 
 
 def resuming(config: pytest.Config) -> bool:
@@ -273,12 +266,12 @@ def resumed_from(config: pytest.Config, bench: str) -> dict[str, Any]:
 
 class ResumeCheck:
     """Controller plugin: once collection shows which benches run, refuse the ones whose
-    earlier runs are all of another setup (exit 4), and say what each one resumes."""
+    earlier runs are all of another setup (exit 4), and note what each one resumes (the
+    controller writes the notes, with recall's, in its ``needle resume`` section)."""
 
     def __init__(self, config: pytest.Config) -> None:
         self._config = config
         self._checked: set[str] = set()
-        self.notes: list[str] = []
 
     def check(self, benches: Iterable[str]) -> None:
         found = self._config.stash.get(_found_key, {})
@@ -290,7 +283,7 @@ class ResumeCheck:
             if decision.refusal is not None:
                 drop_default_report(self._config)  # a refused run leaves no page behind
                 raise pytest.UsageError(decision.refusal)
-            self.notes.append(decision.note())
+            add_resume_note(self._config, decision.note())
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         params = (getattr(item, "callspec", None) for item in session.items)
@@ -304,9 +297,3 @@ class ResumeCheck:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         modules = {Path(nodeid.split("::")[0]).name for nodeid in ids}
         self.check(bench for bench in BENCH_NAMES if f"test_{bench}.py" in modules)
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.notes:
-            terminalreporter.section("needle resume")
-            for note in self.notes:
-                terminalreporter.write_line(note)
