@@ -91,8 +91,14 @@ def part_fields(config: pytest.Config, pair: str) -> dict[str, Any]:
     shard: Shard | None = config.getoption("shard")
     if shard is None or config.getoption("shard_by") != "case":
         return {}
-    return {"shard": {"index": shard.index, "count": shard.count, "by": "case",
-                      "case_ids": config.stash.get(_assigned_key, {}).get(pair, [])}}
+    return {
+        "shard": {
+            "index": shard.index,
+            "count": shard.count,
+            "by": "case",
+            "case_ids": config.stash.get(_assigned_key, {}).get(pair, []),
+        }
+    }
 
 
 def part_path(results: Path, pair: str, shard: Shard) -> Path:

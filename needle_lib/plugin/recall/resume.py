@@ -69,8 +69,9 @@ def check_resume(config: pytest.Config, plan: RecallPlan) -> None:
     config.stash[_cache_key] = found
 
 
-def _same_setup(candidates: list[Path], header: dict[str, Any], *,
-                strict: bool) -> tuple[Path, dict[str, Any]] | None:
+def _same_setup(
+    candidates: list[Path], header: dict[str, Any], *, strict: bool
+) -> tuple[Path, dict[str, Any]] | None:
     """The newest candidate dump from ``header``'s setup; a usage error naming the
     differences from the newest when there are candidates and none matches."""
 
@@ -108,12 +109,18 @@ def check_explicit_dump(config: pytest.Config, plan: RecallPlan) -> None:
     except DumpError as exc:
         raise pytest.UsageError(
             f"--dump {path} holds something that is not a Needle dump; refusing to "
-            f"overwrite it ({exc})") from None
+            f"overwrite it ({exc})"
+        ) from None
     diffs = setup_differences(previous, new_dump(plan.header(plan.cases[0])))
     if diffs:
-        raise pytest.UsageError(setup_refusal(
-            f"--dump {path} holds a run of a different setup; refusing to overwrite it "
-            "(choose another path, or delete it)", diffs, ("dump", "this run")))
+        raise pytest.UsageError(
+            setup_refusal(
+                f"--dump {path} holds a run of a different setup; refusing to overwrite it "
+                "(choose another path, or delete it)",
+                diffs,
+                ("dump", "this run"),
+            )
+        )
 
 
 def resumed(config: pytest.Config, pair: str) -> tuple[Path, list[dict[str, Any]]] | None:
