@@ -84,9 +84,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[state_key] = RunState(make_run_dir())
         config.pluginmanager.register(Controller(config), CONTROLLER)
         if has_query_set(config) and config.getoption("resume"):
-            from needle_lib.plugin.search.resume import ResumeCheck
+            from needle_lib.plugin.search.resume import ControllerResume
 
-            config.pluginmanager.register(ResumeCheck(config), SEARCH_RESUME)
+            config.pluginmanager.register(ControllerResume(config), SEARCH_RESUME)
         default_html_report(config)
         _default_dist_for_search(config)
     else:

@@ -77,7 +77,7 @@ def resuming(config: pytest.Config) -> bool:
 
 def plan_resume(config: pytest.Config) -> None:
     """Controller, session start: each bench's source, its answered cases copied into the
-    run directory for every process. Refusals wait for ``ResumeCheck``."""
+    run directory for every process. Refusals wait for ``ControllerResume``."""
     if not resuming(config) or _found_key in config.stash:
         return
     plan = search_plan(config)
@@ -267,7 +267,7 @@ def resumed_from(config: pytest.Config, bench: str) -> dict[str, Any]:
     return {"resumed_from": {"run": source, "answered_cases": answered}}
 
 
-class ResumeCheck:
+class ControllerResume:
     """Controller plugin: once collection shows which benches run, refuse the ones whose
     earlier runs are all of another setup (exit 4), and note what each one resumes (the
     controller writes the notes, with recall's, in its ``needle resume`` section).
