@@ -11,16 +11,23 @@ before it loads the entry points; when the command line selects only paths under
 ``evals/``, it blocks those plugins as ``-p no:NAME`` would. pytest-asyncio's ini keys (the
 ini file sets ``asyncio_mode``) are declared in its place, so the ini file stays valid.
 
-Options are not parsed yet at that point, so an option's value cannot be told from a path:
-the run counts as an eval run when the words of the command line that name existing
-paths all lie under ``evals/``, and at least one does. A value that names a path elsewhere
-(``--results-dir results``) only makes the run load the plugins as before; a path under
-``tests/`` always does. ``needle_lib.plugin.lean`` decides the same from the parsed
-command line, for what can wait until configure.
+pytest has parsed only its own options at that point, so the value of one of Needle's
+(``--results-dir results``) still sits among the paths the command line selects. The run
+counts as an eval run when the words that name existing paths all lie under ``evals/``,
+and at least one does; when one lies elsewhere, the values of Needle's options that take
+one (``needle_lib.options``, read only then) are set aside and the rest looked at again.
+A path under ``tests/`` always loads the plugins, as does a value of another plugin's
+option that names a path elsewhere (``--html other/report.html``): those plugins are not
+loaded yet either. ``needle_lib.plugin.lean`` decides the same from the parsed command
+line, for what can wait until configure.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
+import shlex
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -52,9 +59,39 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 
 def selects_only_evals(config: pytest.Config) -> bool:
     """Whether the words of the command line that name existing paths (``path::test`` →
-    ``path``) all lie under ``evals/``, and at least one does."""
+    ``path``), values of Needle's options aside, all lie under ``evals/``, and at least one
+    does."""
     namespace = getattr(config, "known_args_namespace", None)
-    words = getattr(namespace, "file_or_dir", None) or []
+    words = list(getattr(namespace, "file_or_dir", None) or [])
+    paths = _existing_paths(config, words)
+    if paths and not only_evals(paths):  # perhaps only an option's value: look again
+        for value in _needle_option_values(config):
+            if value in words:
+                words.remove(value)
+        paths = _existing_paths(config, words)
+    return only_evals(paths)
+
+
+def _existing_paths(config: pytest.Config, words: list[str]) -> list[Path]:
     here = Path(config.invocation_params.dir)
     paths = [here / word.split("::")[0] for word in words]
-    return only_evals([path.resolve() for path in paths if path.exists()])
+    return [path.resolve() for path in paths if path.exists()]
+
+
+def _needle_option_values(config: pytest.Config) -> Iterator[str]:
+    """The words that follow Needle's options taking a value, in each of the places pytest
+    reads command-line words from (``--name=value`` is never taken for a path)."""
+    from needle_lib.options import value_options  # only when a word may be a value
+
+    takes_value = value_options()
+    sources = (
+        config.getini("addopts"),
+        shlex.split(os.environ.get("PYTEST_ADDOPTS", "")),
+        config.invocation_params.args,
+    )
+    for words in sources:
+        for word, following in itertools.pairwise(words):
+            if word == "--":  # what follows is positional
+                break
+            if word in takes_value:
+                yield following

@@ -138,3 +138,24 @@ def test_status_names_states_and_commands(tmp_path, capsys):
     assert "in progress" in out and "3/16 cases" in out
     assert "--corpus http_server --model reference --resume" in out
     assert "novel_16k__reference" in out and "missing" in out
+
+
+def test_resume_says_what_each_pair_resumes_and_when_there_was_nothing(pytester, tmp_path):
+    """As a search run does, in the same words: the user never has to guess whether a
+    ``--resume`` reused anything."""
+    first = run_evals(pytester, tmp_path, *SELECT, "--resume")
+    first.assert_outcomes(passed=4)
+    runs = tmp_path / "runs" / "http_server__reference"
+    first.stdout.fnmatch_lines([
+        "*= needle resume =*",
+        f"--resume: http_server__reference: no earlier run of this setup in {runs}; "
+        "every case is asked",
+    ])
+    earlier = tmp_path / load_dump(tmp_path, "http_server__reference")["stored_as"]
+    again = run_evals(pytester, tmp_path, *SELECT, "--resume")
+    again.assert_outcomes(passed=4)
+    again.stdout.fnmatch_lines([
+        "*= needle resume =*",
+        f"--resume: http_server__reference: reusing 4 answered case(s) of {earlier}; "
+        "the rest are asked",
+    ])

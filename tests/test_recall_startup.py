@@ -193,9 +193,12 @@ def pytest_configure(config):
         (["evals", "-k", "jquery"], []),
         (["evals/test_recall.py::test_recall", "--model", "reference"], []),
         (["evals", "tests/test_runstate.py"], ["asyncio", "hypothesispytest"]),
-        # a value naming a path outside evals/ cannot be told from a path: pytest-asyncio
-        # is loaded as before (Hypothesis is still dropped at configure, by plugin.lean)
-        (["evals", "--results-dir", "tests"], ["asyncio"]),
+        # a Needle option's value is not a selected path, even where it names one
+        (["evals", "--results-dir", "tests"], []),
+        (["evals", "-k", "jquery", "--report", "tests", "--notes=tests"], []),
+        (["--results-dir", "tests", "evals/test_recall.py"], []),
+        # a flag takes no value: the path after it is selected
+        (["evals", "--resume", "tests/test_runstate.py"], ["asyncio", "hypothesispytest"]),
         (["tests/test_runstate.py"], ["asyncio", "hypothesispytest"]),
     ],
 )

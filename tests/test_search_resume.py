@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from evalrun import EVALS, run_evals
 from test_finance_evals import SCRIPT, write_gold
 from test_search_pipeline import serve, without_timing
 
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX, journal_path, read_run
+from needle_lib.benches.runfiles import JOURNAL_SUFFIX, Journal, journal_path, read_run
 from needle_lib.contract.outcome import is_answered
 from needle_lib.paths import REPO_ROOT
 from needle_lib.plugin.search.case_page import SUFFIX
@@ -159,8 +160,16 @@ def test_a_killed_news_run_resumes_to_the_uninterrupted_report(pytester, tmp_pat
         result = run_evals(pytester, results, *args, "--resume", module="")
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
     result.stdout.fnmatch_lines(
-        [f"--resume: news: reusing {kept} answered case(s) of {journal}; the rest are asked"]
+        [
+            f"--resume: news: reusing {kept} answered case(s) of {journal}; the rest are asked",
+            f"--resume: news: removed {journal}, the killed run's journal: "
+            "this run's report holds every case it kept",
+        ]
     )
+    # the new report holds every kept case: the killed run's journal is gone, not a second
+    # copy for a later --resume, merge or publish
+    assert not journal.exists()
+    assert list((results / "search").glob(f"*{JOURNAL_SUFFIX}")) == []
     # kept cases were neither searched nor judged: only the rest reached the fakes
     assert fresh.requests["exa"] + fresh.requests["brave"] == 12 - kept
     assert len(fresh.verdict_prompts) == RESULTS_PER_CASE * (12 - kept)
@@ -374,3 +383,57 @@ def test_a_shard_resumes_its_own_earlier_part_only(pytester, tmp_path, monkeypat
         other = run_evals(pytester, tmp_path, *args, "--shard", "2/2", "--resume", module="")
         other.stdout.fnmatch_lines(["--resume: news: no earlier run of this setup in *"])
         assert server.requests["exa"] == server.requests["brave"] == 2
+
+
+def test_a_resumed_journal_stays_while_its_writer_lives_or_cases_are_left_out(
+    pytester, tmp_path, monkeypatch
+):
+    """The journal a run resumed is removed only when nothing is lost and nobody writes it:
+    a journal its run still writes (a live ``Journal`` here) stays, and so does one whose
+    kept cases the resumed run did not all record (``--engines exa`` leaves brave's out)."""
+    queries = news_queries(tmp_path, 2)
+    args = ("-k", "news", "--queries", str(queries))
+    with serve(monkeypatch, tmp_path, "whole"):
+        run_evals(pytester, tmp_path / "whole", *args, "--engines", "exa,brave", module="")
+    whole_path, _ = the_report(tmp_path / "whole", "news")
+    header, cases = read_run(whole_path)
+    assert sum(is_answered(case) for case in cases) == 4
+
+    live_dir = tmp_path / "live" / "search"
+    live_dir.mkdir(parents=True)
+    live = Journal(journal_path(live_dir / whole_path.name), header)
+    try:
+        for case in cases[:3]:
+            live.append(case)
+        with serve(monkeypatch, tmp_path, "live") as server:
+            result = run_evals(
+                pytester,
+                tmp_path / "live",
+                *args,
+                "--engines",
+                "exa,brave",
+                "--resume",
+                module="",
+            )
+        assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+        result.stdout.fnmatch_lines(
+            [f"--resume: news: reusing 3 answered case(s) of {live.path};*"]
+        )
+        assert server.requests["exa"] + server.requests["brave"] == 1  # every kept case ran
+        assert "removed" not in result.stdout.str()
+        assert live.path.is_file()
+    finally:
+        live.close(remove=False)
+
+    narrow_dir = tmp_path / "narrow" / "search"
+    narrow_dir.mkdir(parents=True)
+    shutil.copy(whole_path, narrow_dir / whole_path.name)
+    journal = cut_journal(narrow_dir / whole_path.name, 3, first=("story number 0", "brave"))
+    with serve(monkeypatch, tmp_path, "narrow"):
+        result = run_evals(
+            pytester, tmp_path / "narrow", *args, "--engines", "exa", "--resume", module=""
+        )
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    result.stdout.fnmatch_lines([f"--resume: news: reusing 3 answered case(s) of {journal};*"])
+    assert "removed" not in result.stdout.str()
+    assert journal.is_file()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from needle_lib.benches.journal_lock import hold_for_writing
 from needle_lib.benches.registry import build_report
 from needle_lib.jsonio import read_json, write_json_by_line_atomic
 from needle_lib.names import is_plain
@@ -57,6 +58,7 @@ class Journal:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fh: IO[str] = path.open("w", encoding="utf-8")
+        hold_for_writing(self._fh)  # until the report is written: never removed under us
         self._write({"header": header})
 
     def append(self, case: dict[str, Any]) -> None:
@@ -85,9 +87,9 @@ class Journal:
         """Close the journal and turn it into the run's report, read back line by line: the
         controller keeps no case in memory while the run goes on (a 20,000-case run held
         every record twice over). The journal goes only once the report is written."""
-        self._fh.close()
         header, cases = _read_journal(self.path)
         report = finish_run(report_path, header, cases, complete_run=complete_run)
+        self._fh.close()
         self.path.unlink(missing_ok=True)
         return report
 

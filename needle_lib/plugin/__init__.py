@@ -21,6 +21,7 @@ import pytest
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.console import force_utf8_streams
 from needle_lib.llm import load_dotenv_once
+from needle_lib.options import add_options
 from needle_lib.plugin.controller import Controller
 from needle_lib.plugin.distribution import (
     adopt_dist,
@@ -35,7 +36,6 @@ from needle_lib.plugin.fixtures import (
     scorecard,
 )
 from needle_lib.plugin.lean import configure_lean_run, freeze_collected
-from needle_lib.plugin.options import add_options
 from needle_lib.plugin.recall.resume import check_resume
 from needle_lib.plugin.reports import EVALS_DIR, default_html_report
 from needle_lib.plugin.retention import CaseRetention
@@ -84,9 +84,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[state_key] = RunState(make_run_dir())
         config.pluginmanager.register(Controller(config), CONTROLLER)
         if has_query_set(config) and config.getoption("resume"):
-            from needle_lib.plugin.search.resume import ResumeCheck
+            from needle_lib.plugin.search.resume import ControllerResume
 
-            config.pluginmanager.register(ResumeCheck(config), SEARCH_RESUME)
+            config.pluginmanager.register(ControllerResume(config), SEARCH_RESUME)
         default_html_report(config)
         _default_dist_for_search(config)
     else:

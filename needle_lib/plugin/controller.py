@@ -17,8 +17,9 @@ from needle_lib.contract.dumpfiles import DumpError, read_recall_dump
 from needle_lib.contract.outcome import Outcome, report_outcome
 from needle_lib.contract.records import CaseRecord
 from needle_lib.plugin.recall.dumps import RecallDumps
-from needle_lib.plugin.recall.resume import resumed
+from needle_lib.plugin.recall.resume import note_resumed, resumed
 from needle_lib.plugin.reports import drop_default_report
+from needle_lib.plugin.resume_notes import write_resume_notes
 from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.search.case_page import CaseDetailPage
 from needle_lib.plugin.search.reports import SearchReports
@@ -189,6 +190,7 @@ class Controller:
                 and session.exitstatus != pytest.ExitCode.USAGE_ERROR:  # refused: it says why
             self._note(self._nothing_ran())
         self.finished = self.recall.finish()
+        note_resumed(self.config, self.recall.paths)
         self.search_finished = self.search.finish(
             interrupted=session.exitstatus == pytest.ExitCode.INTERRUPTED)
         self.gate_failures = check_gates(self.finished, self.gates)
@@ -232,6 +234,7 @@ class Controller:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         tr = terminalreporter
+        write_resume_notes(self.config, tr)
         if self.messages:
             tr.section("needle")
             for message in self.messages:

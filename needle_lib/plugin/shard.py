@@ -13,40 +13,20 @@ the pooled figures over all of them.
 
 from __future__ import annotations
 
-import argparse
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from needle_lib.argtypes import Shard
 from needle_lib.plugin.recall.plan import RecallCase, recall_case_of
 
 if TYPE_CHECKING:
     from needle_lib.plugin.search.plan import SearchCase
 
-SHARD_BY = ("pair", "case")
 PARTS_DIR = "parts"
 
 _assigned_key = pytest.StashKey[dict[str, list[str]]]()
-
-
-@dataclass(frozen=True)
-class Shard:
-    index: int  # 1-based, like a CI matrix's job number
-    count: int
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.count}"
-
-
-def parse_shard(value: str) -> Shard:
-    """``--shard`` values: ``I/N`` with 1 ≤ I ≤ N."""
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
-    if not match or not 1 <= int(match[1]) <= int(match[2]):
-        raise argparse.ArgumentTypeError(f"expected I/N with 1 <= I <= N (e.g. 2/4), got {value!r}")
-    return Shard(int(match[1]), int(match[2]))
 
 
 def assign(sizes: dict[str, int], count: int) -> dict[str, int]:
@@ -111,8 +91,14 @@ def part_fields(config: pytest.Config, pair: str) -> dict[str, Any]:
     shard: Shard | None = config.getoption("shard")
     if shard is None or config.getoption("shard_by") != "case":
         return {}
-    return {"shard": {"index": shard.index, "count": shard.count, "by": "case",
-                      "case_ids": config.stash.get(_assigned_key, {}).get(pair, [])}}
+    return {
+        "shard": {
+            "index": shard.index,
+            "count": shard.count,
+            "by": "case",
+            "case_ids": config.stash.get(_assigned_key, {}).get(pair, []),
+        }
+    }
 
 
 def part_path(results: Path, pair: str, shard: Shard) -> Path:

@@ -20,6 +20,7 @@ collection shows the bench runs at all, so ``-k news`` is never refused over an 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -29,12 +30,15 @@ from typing import Any, cast
 
 import pytest
 
+from needle_lib.benches.journal_lock import remove_if_abandoned
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX, journal_path, read_run
 from needle_lib.contract.outcome import is_answered
 from needle_lib.contract.records import SearchCaseRecord
 from needle_lib.contract.setup import SetupMismatch, resume_source
 from needle_lib.plugin.reports import drop_default_report
+from needle_lib.plugin.resume_notes import add_resume_note, resume_note
+from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.search.plan import SearchCase, SearchPlan
 from needle_lib.plugin.session import results_dir, run_state, search_plan
 from needle_lib.tomlconf import ConfigError
@@ -64,15 +68,7 @@ class BenchResume:
     looked_in: str = ""
 
     def note(self) -> str:
-        if self.source is not None:
-            return (
-                f"--resume: {self.bench}: reusing {self.answered} answered case(s) of "
-                f"{self.source}; the rest are asked"
-            )
-        return (
-            f"--resume: {self.bench}: no earlier run of this setup in {self.looked_in}; "
-            "every case is asked"
-        )
+        return resume_note(self.bench, self.source, self.answered, self.looked_in)
 
 
 def resuming(config: pytest.Config) -> bool:
@@ -81,7 +77,7 @@ def resuming(config: pytest.Config) -> bool:
 
 def plan_resume(config: pytest.Config) -> None:
     """Controller, session start: each bench's source, its answered cases copied into the
-    run directory for every process. Refusals wait for ``ResumeCheck``."""
+    run directory for every process. Refusals wait for ``ControllerResume``."""
     if not resuming(config) or _found_key in config.stash:
         return
     plan = search_plan(config)
@@ -271,14 +267,23 @@ def resumed_from(config: pytest.Config, bench: str) -> dict[str, Any]:
     return {"resumed_from": {"run": source, "answered_cases": answered}}
 
 
-class ResumeCheck:
+class ControllerResume:
     """Controller plugin: once collection shows which benches run, refuse the ones whose
-    earlier runs are all of another setup (exit 4), and say what each one resumes."""
+    earlier runs are all of another setup (exit 4), and note what each one resumes (the
+    controller writes the notes, with recall's, in its ``needle resume`` section).
+
+    At the end it removes each journal it resumed (a killed run's) once this run's report
+    holds every case kept from it: left in place, the journal would be a second copy of
+    those cases for a later ``--resume``, ``needle merge`` or ``needle publish`` to pick up.
+    It stays when this run was interrupted or did not record every kept case (a ``-k`` or
+    ``--engines`` that leaves some out, ``-x``), and when a live process still writes it."""
 
     def __init__(self, config: pytest.Config) -> None:
         self._config = config
         self._checked: set[str] = set()
-        self.notes: list[str] = []
+        #: benches this run wrote a report of, and the kept cases it recorded in them
+        self._reported: set[str] = set()
+        self._recorded: set[tuple[str, str, str]] = set()
 
     def check(self, benches: Iterable[str]) -> None:
         found = self._config.stash.get(_found_key, {})
@@ -290,7 +295,7 @@ class ResumeCheck:
             if decision.refusal is not None:
                 drop_default_report(self._config)  # a refused run leaves no page behind
                 raise pytest.UsageError(decision.refusal)
-            self.notes.append(decision.note())
+            add_resume_note(self._config, decision.note())
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         params = (getattr(item, "callspec", None) for item in session.items)
@@ -305,8 +310,51 @@ class ResumeCheck:
         modules = {Path(nodeid.split("::")[0]).name for nodeid in ids}
         self.check(bench for bench in BENCH_NAMES if f"test_{bench}.py" in modules)
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.notes:
-            terminalreporter.section("needle resume")
-            for note in self.notes:
-                terminalreporter.write_line(note)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = record_of(report)
+        if record is None or record["kind"] != "search":
+            return
+        bench, case = record["header"]["bench"], record["case"]
+        self._reported.add(bench)
+        if case.get("resumed"):
+            self._recorded.add((bench, case["query_id"], case["engine"]))
+
+    @pytest.hookimpl(trylast=True)  # after the controller has written this run's reports
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        stored = stored_cases(self._config)
+        if stored is None or session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            return
+        synced = False
+        for bench, (source, _) in stored.sources.items():
+            journal = Path(source)
+            if (
+                not journal.name.endswith(JOURNAL_SUFFIX)
+                or bench not in self._reported
+                or any((bench, *key) not in self._recorded for key in stored.keys(bench))
+            ):
+                continue
+            if not synced:  # the reports' names on disk before their cases' only other copy goes
+                _sync_directory(_report_directory(self._config))
+                synced = True
+            if remove_if_abandoned(journal):
+                add_resume_note(
+                    self._config,
+                    f"--resume: {bench}: removed {journal}, the killed run's journal: "
+                    "this run's report holds every case it kept",
+                )
+
+
+def _report_directory(config: pytest.Config) -> Path:
+    explicit = config.getoption("report")
+    return Path(explicit).parent if explicit else results_dir(config) / "search"
+
+
+def _sync_directory(directory: Path) -> None:
+    """fsync a directory, so a file renamed into it survives a machine crash."""
+    if os.name != "posix":
+        return  # no directory handles to sync; the rename is as durable as it gets
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,300 @@
+"""Command-line options of ``pytest evals``: shared run options first, then per benchmark.
+
+Outside ``needle_lib.plugin`` and light to import: ``needle_lib.autoload`` reads them before
+any plugin loads, to tell an option's value from a selected path.
+"""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+from typing import Any, Protocol
+
+from needle_lib.argtypes import parse_shard, positive_int
+from needle_lib.benches.registry import BENCH_NAMES
+
+#: Old spellings of renamed options, each with the plugin module that owns the name when it
+#: is installed: the alias is registered only where it cannot collide with that plugin.
+RENAMED = {"--timeout": ("--request-timeout", "pytest_timeout")}
+SHARD_BY = ("pair", "case")
+#: argparse actions that take no value on the command line
+FLAG_ACTIONS = frozenset({"store_true", "store_false", "store_const", "append_const", "count"})
+
+
+class OptionGroup(Protocol):
+    def addoption(self, *names: str, **attrs: Any) -> None: ...
+
+
+class OptionParser(Protocol):
+    """What ``add_options`` needs of pytest's parser (``pytest.Parser`` is one)."""
+
+    def getgroup(self, name: str, description: str = "") -> OptionGroup: ...
+
+
+class _ValueOptions:
+    """An ``OptionParser`` that records the names of the options that take a value."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def getgroup(self, name: str, description: str = "") -> _ValueOptions:
+        return self
+
+    def addoption(self, *names: str, **attrs: Any) -> None:
+        if attrs.get("action", "store") not in FLAG_ACTIONS:
+            self.names.update(names)
+
+
+def value_options() -> frozenset[str]:
+    """Needle's options that take a value (``--results-dir``, not ``--resume``)."""
+    recorder = _ValueOptions()
+    add_options(recorder)
+    return frozenset(recorder.names)
+
+
+def add_options(parser: OptionParser) -> None:
+    run = parser.getgroup("needle", "Needle evaluation runs")
+    run.addoption("--notes", default="", help="free text recorded in every dump (server, quant…)")
+    run.addoption("--results-dir", default=None, help="where dumps go (default: results/)")
+    run.addoption("--dump", default=None, help="recall dump path for a single (corpus, model) run")
+    run.addoption(
+        "--no-color",
+        action="store_true",
+        default=False,
+        help="never colour diffs (pytest's --color=yes forces colour)",
+    )
+    run.addoption(
+        "--sample",
+        type=positive_int,
+        default=None,
+        help="how many targets/queries to sample (at least 1)",
+    )
+    run.addoption("--seed", type=int, default=None, help="sampling seed")
+    run.addoption(
+        "--resume",
+        action="store_true",
+        default=False,
+        help="reuse the answered cases of the newest earlier run of the same "
+        "setup (recall dump; search report, or journal of a killed run); "
+        "ask only the rest",
+    )
+    run.addoption(
+        "--max-consecutive-errors",
+        type=int,
+        default=2,
+        help="fail-fast: skip a model's remaining cases after N consecutive "
+        "infrastructure errors (0 = never)",
+    )
+    run.addoption(
+        "--shard",
+        type=parse_shard,
+        default=None,
+        metavar="I/N",
+        help="run only shard I of N (1-based) of the collected cases (search "
+        "cases split by query), for one run over N machines; see `needle merge`",
+    )
+    run.addoption(
+        "--shard-by",
+        choices=SHARD_BY,
+        default="pair",
+        help="pair (default): whole (corpus, model) pairs per shard, each a complete "
+        "dump; case: split pairs too, each shard writing a dump part",
+    )
+
+    gates = parser.getgroup("needle-gates", "Needle CI gates (exit status)")
+    gates.addoption(
+        "--min-score",
+        type=float,
+        default=None,
+        help="fail unless matched/scored over valid cases is at least X (0..1)",
+    )
+    gates.addoption(
+        "--min-pass-rate",
+        type=float,
+        default=None,
+        help="fail unless the fraction of valid cases passed is at least X (0..1)",
+    )
+    gates.addoption(
+        "--baseline",
+        default=None,
+        metavar="DUMP",
+        help="fail on cases that passed in this dump and fail now",
+    )
+    gates.addoption(
+        "--max-drop",
+        type=float,
+        default=1.0,
+        metavar="POINTS",
+        help="with --baseline: allowed drop of matched %% in points (default 1)",
+    )
+
+    search = parser.getgroup("needle-search", f"Needle search retrieval ({', '.join(BENCH_NAMES)})")
+    search.addoption(
+        "--queries",
+        default=None,
+        metavar="PATH",
+        help="JSONL gold rows (query_id, query, …) or one query per line",
+    )
+    search.addoption(
+        "--report",
+        default=None,
+        metavar="PATH",
+        help="search report path for a single bench's run (default: "
+        "results/search/<bench>__<queries>__<time>.json)",
+    )
+    search.addoption(
+        "--engines",
+        default=None,
+        help="comma-separated engines (default: keenable,exa; see `needle engines`)",
+    )
+    search.addoption(
+        "--skip-missing-keys",
+        action="store_true",
+        default=False,
+        help="skip engines named in --engines whose API key is unset (default: "
+        "a usage error, so a missing secret never passes as a green run)",
+    )
+    search.addoption(
+        "--num-results",
+        type=int,
+        default=None,
+        help="top-K fetched per engine (default: the bench's, 5; scholar 10)",
+    )
+    search.addoption(
+        "--snippet-chars",
+        type=int,
+        default=2000,
+        help="uniform cap on per-result evidence text (0 = no cap)",
+    )
+    search.addoption("--limit", type=int, default=None, help="use at most N queries")
+    search.addoption(
+        "--judge-model",
+        default=None,
+        help="relevance judge model (default: $NEEDLE_JUDGE_MODEL or "
+        "openai/gpt-5.6-terra via OpenRouter)",
+    )
+    search.addoption(
+        "--judge-concurrency",
+        type=positive_int,
+        default=8,
+        help="judge calls in flight at once, across the whole run (xdist workers included)",
+    )
+    search.addoption(
+        "--search-lookahead",
+        type=positive_int,
+        default=8,
+        metavar="N",
+        help="cases per engine searched (and judged) ahead of the case being "
+        "run, one search in flight per engine (1 = one case at a time)",
+    )
+    search.addoption(
+        "--judge",
+        action="store_true",
+        default=False,
+        help="known-item benches: ask the judge model about results ranked above "
+        "the first deterministic hit (it can add a hit, never remove one)",
+    )
+
+    recall = parser.getgroup("needle-recall", "Needle positional recall")
+    recall.addoption(
+        "--model",
+        action="append",
+        default=[],
+        help="model config name, config path or raw model id (repeatable)",
+    )
+    recall.addoption(
+        "--corpus",
+        action="append",
+        default=[],
+        help="corpus config name (repeatable; default: every configured corpus)",
+    )
+    recall.addoption("--base-url", default=None, help="override the model's server URL")
+    recall.addoption("--api-key", default=None, help="override the model's API key")
+    recall.addoption("--max-tokens", type=int, default=None)
+    recall.addoption("--temperature", type=float, default=None)
+    recall.addoption(
+        *_spellings("--request-timeout"),
+        type=float,
+        default=None,
+        dest="request_timeout",
+        help="per-attempt deadline (s): the whole response must arrive within it",
+    )
+    recall.addoption(
+        "--concurrency",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="requests of a (corpus, model) pair in flight at once from one "
+        "process (default: the model config's `concurrency`, else 1)",
+    )
+    recall.addoption(
+        "--think",
+        action="store_true",
+        default=False,
+        help="leave chain-of-thought on (undo suppress_thinking/prefill_no_think)",
+    )
+    recall.addoption(
+        "--function",
+        action="append",
+        default=[],
+        help="ask about these functions only (repeatable; skips sampling)",
+    )
+    recall.addoption("--file", default=None, help="single-file mode: a source file, no config")
+    recall.addoption(
+        "--repo",
+        default=None,
+        metavar="PATH",
+        help="a corpus from this git checkout (files .gitignore keeps out are "
+        "left out), sized to --max-prompt-tokens",
+    )
+    recall.addoption(
+        "--max-prompt-tokens",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="prompt budget of a --repo / [repo] corpus (default: the smallest "
+        "`context_tokens` of the models less 2,048, else 30,720)",
+    )
+    recall.addoption(
+        "--min-code-lines",
+        type=int,
+        default=None,
+        help="drop targets with fewer code lines in their window",
+    )
+    recall.addoption(
+        "--relax-indent",
+        action="store_const",
+        const=True,
+        dest="relax_indent",
+        default=None,
+        help="score content, ignoring leading whitespace",
+    )
+    recall.addoption(
+        "--strict-indent",
+        action="store_const",
+        const=False,
+        dest="relax_indent",
+        help="score verbatim (the default)",
+    )
+    recall.addoption(
+        "--no-comments",
+        action="store_const",
+        const=False,
+        dest="count_comments",
+        default=None,
+        help="score code lines only",
+    )
+    recall.addoption(
+        "--count-comments",
+        action="store_const",
+        const=True,
+        dest="count_comments",
+        help="comments and docstrings earn credit (default)",
+    )
+
+
+def _spellings(name: str) -> list[str]:
+    """``name`` plus its old spellings that no installed plugin claims (pytest-timeout
+    owns ``--timeout``; registering it too would crash every pytest run)."""
+    return [name] + [
+        old for old, (new, owner) in RENAMED.items() if new == name and find_spec(owner) is None
+    ]
