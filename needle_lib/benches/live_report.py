@@ -75,7 +75,6 @@ class LiveReport:
             return summary_of(self.journal.finish(report_path, complete_run=complete_run))
         for query_id in list(self._open):  # in first-appearance order
             self._score(query_id)
-        self.journal.close(remove=False)
         report = self._fold.report(in_progress=False)
         self._tally.stamp(report, self.header, complete_run=complete_run)
         report["cases"] = self._cases
@@ -83,7 +82,8 @@ class LiveReport:
             write_json_by_line_atomic(report_path, report)
         finally:
             self._close_spools()
-        self.journal.path.unlink(missing_ok=True)
+        # held (and locked, ``journal_lock``) until the report is written
+        self.journal.close(remove=True)
         return summary_of(report)
 
     def _close_spools(self) -> None:
