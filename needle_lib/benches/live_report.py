@@ -35,10 +35,9 @@ class LiveReport:
         self._fold = report_fold(header, self._tables)
         self._cases = SpooledRows()
         self._tally = CaseTally()
-        #: cases of queries some engine has not answered yet, by query, then engine
-        self._open: dict[str, dict[str, dict[str, Any]]] = {}
-        #: their JSON text (as journaled), by query, then engine
-        self._open_text: dict[str, dict[str, str]] = {}
+        #: cases of queries some engine has not answered yet, by query, then engine, each
+        #: with its JSON text (as journaled)
+        self._open: dict[str, dict[str, tuple[dict[str, Any], str]]] = {}
         self._scored: set[str] = set()
         self._from_journal = False
 
@@ -51,21 +50,18 @@ class LiveReport:
         if query_id in self._scored:
             self._from_journal = True
             self._open.clear()
-            self._open_text.clear()
             self._close_spools()
             return
         present = self._open.setdefault(query_id, {})
-        present[case["engine"]] = case
-        self._open_text.setdefault(query_id, {})[case["engine"]] = text
+        present[case["engine"]] = (case, text)
         if self._engines <= present.keys():
             self._score(query_id)
 
     def _score(self, query_id: str) -> None:
         present = self._open.pop(query_id)
-        self._fold.add_query(present)
-        for case in present.values():
+        self._fold.add_query({engine: case for engine, (case, _) in present.items()})
+        for case, text in present.values():
             self._tally.add(case)
-        for text in self._open_text.pop(query_id).values():
             self._cases.append_encoded(text)
         self._scored.add(query_id)
 

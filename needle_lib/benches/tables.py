@@ -75,15 +75,12 @@ class SpooledTables:
         self._tables: dict[str, SpooledRows] = {}
 
     def add(self, name: str, row: dict[str, Any]) -> None:
-        self.spool(name).append(row)
+        self.table(name).append(row)
 
-    def spool(self, name: str) -> SpooledRows:
+    def table(self, name: str) -> SpooledRows:
         if name not in self._tables:
             self._tables[name] = SpooledRows()
         return self._tables[name]
-
-    def table(self, name: str) -> SpooledRows:
-        return self.spool(name)
 
     def close(self) -> None:
         for rows in self._tables.values():

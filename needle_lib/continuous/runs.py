@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from needle_lib.benches.registry import build_report
+from needle_lib.benches.registry import build_report, by_query
 from needle_lib.benches.rows import query_hash  # one query text, one cluster across runs
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX, CaseTally, read_run
 from needle_lib.judge.verdict import RELEVANT_RATING
@@ -175,11 +175,9 @@ def _figures(kind: str, summary: dict[str, Any]) -> dict[str, Any]:
 def _answered(cases: list[dict[str, Any]]) -> list[dict[str, dict[str, Any]]]:
     """Per query, the cases of engines whose search succeeded (skips and failures are out:
     an engine that did not answer neither shares nor misses URLs)."""
-    by_query: dict[str, dict[str, dict[str, Any]]] = {}
-    for case in cases:
-        if case.get("search_error") is None and case.get("outcome") != "skipped":
-            by_query.setdefault(case["query_id"], {})[case["engine"]] = case
-    return list(by_query.values())
+    return list(by_query(c for c in cases
+                         if c.get("search_error") is None and c.get("outcome") != "skipped")
+                .values())
 
 
 def _rated_urls(answered: list[dict[str, dict[str, Any]]], kind: str):
