@@ -35,7 +35,14 @@ pytest_plugins = ["pytester"]
 # deadline and its "input generation is slow" health check fail tests whose code is right.
 settings.register_profile("needle", deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("needle")
+# A gating run must not turn red on a draw nobody made before: CI derandomizes (the same
+# examples every run, no example database), so a landing is judged on the code, not on luck.
+# Random exploration, which found the ``%0B`` URL bug, stays the default on a developer's
+# machine; ``HYPOTHESIS_PROFILE`` picks either explicitly.
+settings.register_profile("ci", parent=settings.get_profile("needle"), derandomize=True,
+                          database=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
+                      or ("ci" if os.environ.get("CI") else "needle"))
 
 #: What Needle reads from the environment: its own settings, API keys and tokens, and the
 #: engines' mode switches (``TAVILY_DEPTH``).

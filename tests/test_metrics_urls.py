@@ -64,3 +64,45 @@ def test_escapes_that_change_the_path_stay_escaped() -> None:
 def test_idempotent_with_escapes(url: str) -> None:
     once = normalize_url(url)
     assert normalize_url(once) == once
+
+
+#: Where an escape can stand: at the end of a path, inside one, alone, before a trailing
+#: slash, in a query value and name, and in the fragment (dropped, but it must not leak).
+ESCAPE_PLACES = [
+    "https://x.com/a{e}", "https://x.com/a{e}b", "https://x.com/{e}", "https://x.com/{e}/",
+    "https://x.com/a?q={e}", "https://x.com/a?q{e}=1", "https://x.com/a#f{e}",
+]
+
+
+@pytest.mark.parametrize("place", ESCAPE_PLACES)
+def test_idempotent_for_every_single_byte_escape(place: str) -> None:
+    """Every ``%00``-``%FF`` (controls, spaces, reserved, non-UTF-8 bytes): ``%0B`` once
+    decoded to a vertical tab that the next pass stripped, giving one URL two keys."""
+    unstable = []
+    for byte in range(256):
+        url = place.format(e=f"%{byte:02X}")
+        once = normalize_url(url)
+        if normalize_url(once) != once:
+            unstable.append(url)
+    assert unstable == []
+
+
+@pytest.mark.parametrize("place", ESCAPE_PLACES)
+@pytest.mark.parametrize("lead", ["%C2", "%E2%80", "%E3%80"])
+def test_idempotent_for_non_ascii_spaces_and_controls(place: str, lead: str) -> None:
+    """Two- and three-byte UTF-8 escapes whose last byte varies: NEL (U+0085), no-break
+    space (U+00A0), the U+2000 spaces, line/paragraph separators and the ideographic space
+    are whitespace to ``str.strip`` and must stay escaped."""
+    unstable = []
+    for byte in range(0x80, 0xC0):
+        url = place.format(e=f"{lead}%{byte:02X}")
+        once = normalize_url(url)
+        if normalize_url(once) != once:
+            unstable.append(url)
+    assert unstable == []
+
+
+def test_controls_and_spaces_stay_escaped_in_paths() -> None:
+    assert normalize_url("https://x.com/a%0B") == "x.com/a%0B"
+    assert normalize_url("https://x.com/a%c2%a0") == "x.com/a%C2%A0"
+    assert normalize_url("https://x.com/a%7F") == "x.com/a%7F"

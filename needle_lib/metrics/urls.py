@@ -36,8 +36,8 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 #: Characters whose escaped and literal spellings mean different paths (RFC 3986 reserved,
-#: plus ``%`` itself and space-like characters): they stay escaped, with upper-case hex.
-_RESERVED = frozenset("/?#[]@!$&'()*+,;=% \t\r\n")
+#: plus ``%`` itself): they stay escaped, with upper-case hex.
+_RESERVED = frozenset("/?#[]@!$&'()*+,;=%")
 _ESCAPE_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 
 
@@ -48,7 +48,14 @@ def _decoded_run(match: re.Match[str]) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return match.group(0).upper()  # not UTF-8: keep the bytes, spelled one way
-    return "".join(quote(ch, safe="") if ch in _RESERVED else ch for ch in text)
+    return "".join(quote(ch, safe="") if _stays_escaped(ch) else ch for ch in text)
+
+
+def _stays_escaped(ch: str) -> bool:
+    """Reserved characters keep their meaning only escaped. Controls and whitespace of any
+    kind (``%0B``, ``%C2%A0``, ``%E2%80%A8``) stay escaped too: decoded, the next pass would
+    strip or drop them (``str.strip``, ``urlsplit``), so one URL would have two keys."""
+    return ch in _RESERVED or ch.isspace() or not ch.isprintable()
 
 
 def decode_path(path: str) -> str:
