@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from datetime import datetime
 
 import pytest
 from fakeclock import PINNED_NOW
+from tiers import audit_fast_test, mark_tiers
 from hypothesis import HealthCheck, settings
 
 from needle_lib.clock import NOW_ENV
@@ -63,3 +65,16 @@ hermetic_environment(os.environ)
 def pinned_clock(monkeypatch: pytest.MonkeyPatch) -> datetime:
     monkeypatch.setenv(NOW_ENV, PINNED_NOW.isoformat())
     return PINNED_NOW
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    mark_tiers(items)
+
+
+@pytest.fixture(autouse=True)
+def fast_tier_audit(request: pytest.FixtureRequest) -> Iterator[None]:
+    if request.node.get_closest_marker("slow"):
+        yield
+    else:
+        with audit_fast_test():
+            yield
