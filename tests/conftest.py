@@ -24,8 +24,8 @@ from datetime import datetime
 
 import pytest
 from fakeclock import PINNED_NOW
-from tiers import audit_fast_test, mark_tiers
 from hypothesis import HealthCheck, settings
+from tiers import audit_fast_test, mark_tiers
 
 from needle_lib.clock import NOW_ENV
 from needle_lib.llm.config import NO_DOTENV_ENV
