@@ -87,6 +87,18 @@ def test_the_corpus_is_what_git_would_commit(checkout: Path) -> None:
     assert described["files"] == [f.path for f in corpus.files]
 
 
+def test_a_subfolder_uses_only_its_own_files_and_records_the_folder(checkout: Path) -> None:
+    """``--repo ~/src/app/pkg`` offers pkg's code, never the rest of the repository's."""
+    config = spec_config(checkout / "src" / "gamma")
+    assert config.name == "repo_gamma"
+    corpus = load_corpus(config)
+    assert [f.path for f in corpus.files] == ["src/gamma/delta.py"]
+    assert corpus.repo is not None and corpus.repo.root == checkout
+    assert corpus.describe()["repo"]["folder"] == "src/gamma"
+    assert corpus.repo.candidates == 1
+    assert load_corpus(spec_config(checkout)).describe()["repo"]["folder"] == "."
+
+
 def test_include_globs_select_and_a_clean_checkout_is_not_dirty(checkout: Path) -> None:
     (checkout / "src" / "untracked.py").unlink()
     corpus = load_corpus(spec_config(checkout, include=("svc/*", "src/gamma/*")))
