@@ -184,3 +184,34 @@ def test_pytest_evals_repo_runs_end_to_end(
     assert dump["corpus"]["repo"]["max_prompt_tokens"] == 6000
     assert all(case["prompt_tokens_est"] <= 6000 for case in dump["cases"])
     assert {case["file"] for case in dump["cases"]} <= set(dump["corpus"]["files"])
+
+
+def test_a_repo_with_no_eligible_function_fails_like_a_run_that_ran_nothing(
+    tmp_path: Path, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every function shorter than the window: exit 5 with the reason and the flag, no
+    dump, no HTML report — never a green "1 skipped" that tested nothing."""
+    root = tmp_path / "short"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "m.py").write_text(_function("py", "brief", 1) + _function("py", "tiny", 0))
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    results = tmp_path / "results"
+    result = run_evals(pytester, results, "--repo", str(root), "--primary-lines", "4")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "no case ran: repo_short: no function is eligible to ask about: 2 function(s) found, "
+        "2 with a body shorter than primary_lines = 4 lines (the longest has 2); "
+        "ask about a shorter window with --primary-lines N (N ≤ 2)*",
+    ])
+    assert "skipped" not in result.stdout.str()
+    assert not results.exists() or not any(results.rglob("*.*"))  # no dump, no report
+    monkeypatch.setattr(suite, "parsed_corpus", cached_parse)
+    assert main(["extract", "--repo", str(root), "--all"]) == 0
+    out, err = capsys.readouterr()
+    assert "functions: 2 function(s) found, 2 with a body shorter than primary_lines = 20" in out
+    assert "ask about a shorter window with --primary-lines N" in err
+    assert main(["extract", "--repo", str(root), "--all", "--primary-lines", "2"]) == 0
+    assert capsys.readouterr().out.startswith("repo_short: 1 eligible target(s)")

@@ -26,6 +26,7 @@ from needle_lib.plugin.search.reports import SearchReports
 from needle_lib.plugin.session import (
     dump_path,
     has_query_set,
+    plan_key,
     result_store,
     results_dir,
     use_color,
@@ -148,6 +149,10 @@ class Controller:
         self._add(report, record, outcome)
 
     def _nothing_ran(self) -> str:
+        recall = self.config.stash.get(plan_key, None)
+        reasons = recall.nothing_to_ask() if recall is not None else []
+        if reasons:
+            return "no case ran: " + "; ".join(reasons)
         queries = self.config.getoption("queries")
         if queries:
             return (f"no case ran: {queries} has no rows for the selected benches (rows name "

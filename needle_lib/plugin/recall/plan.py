@@ -119,7 +119,8 @@ class RecallPlan:
     functions: list[str]
     messages: list[str] = field(default_factory=list)
     #: Corpus → whether this run uses its config's own selection and scoring policy (no
-    #: --function, --sample, --seed, --min-code-lines or policy flag that changes it): only
+    #: --function, --sample, --seed, --primary-lines, --min-code-lines or policy flag that
+    #: changes it): only
     #: such runs may become the pair's latest view in the result store.
     defaults: dict[str, bool] = field(default_factory=dict)
     _headers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
@@ -135,10 +136,20 @@ class RecallPlan:
             for target in suite.targets
         ]
 
+    def nothing_to_ask(self) -> list[str]:
+        """Why each corpus that contributes no case has none (e.g. every function of a
+        ``--repo`` is shorter than the window): a run that asks nothing must say why."""
+        return [
+            f"{suite.config.name}: {reason}"
+            for suite in self.suites
+            if not suite.targets and (reason := suite.target_set.nothing_to_ask())
+        ]
+
     def messages_for(self, case: RecallCase) -> list[str]:
         """Notes to print once at the end of a run that included ``case``."""
         excluded = case.suite.target_set.exclusion_message()
-        return self.messages + ([f"{case.corpus_name}: {excluded}"] if excluded else [])
+        notes = self.messages + self.nothing_to_ask()
+        return notes + ([f"{case.corpus_name}: {excluded}"] if excluded else [])
 
     def header(self, case: RecallCase) -> dict[str, Any]:
         """The dump header of ``case``'s (corpus, model) pair (built once per pair)."""
@@ -224,6 +235,9 @@ def build_plan(config: pytest.Config) -> RecallPlan:
             seed=opt("seed") if opt("seed") is not None else base.seed,
             min_code_lines=(
                 opt("min_code_lines") if opt("min_code_lines") is not None else base.min_code_lines
+            ),
+            primary_lines=(
+                opt("primary_lines") if opt("primary_lines") is not None else base.primary_lines
             ),
         )
         try:
