@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import textwrap
 from dataclasses import replace
@@ -171,8 +172,9 @@ def test_needle_extract_repo_shows_the_files_and_targets(
         assert f"  {name} " in out
 
 
-def test_pytest_evals_repo_runs_end_to_end(
-    checkout: Path, pytester: pytest.Pytester, tmp_path: Path
+def test_pytest_evals_repo_runs_end_to_end_and_rescores(
+    checkout: Path, pytester: pytest.Pytester, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     results = tmp_path / "results"
     result = run_evals(pytester, results, "--repo", str(checkout), "--max-prompt-tokens", "6000")
@@ -184,6 +186,20 @@ def test_pytest_evals_repo_runs_end_to_end(
     assert dump["corpus"]["repo"]["max_prompt_tokens"] == 6000
     assert all(case["prompt_tokens_est"] <= 6000 for case in dump["cases"])
     assert {case["file"] for case in dump["cases"]} <= set(dump["corpus"]["files"])
+    assert dump["corpus"]["repo"]["folder"] == "."
+    # `needle rescore` needs no corpus config: the dump records the checkout and its files
+    path = str(results / "repo_project__reference.json")
+    assert main(["rescore", path, "--relax-indent"]) == 0
+    assert "100.0%" in capsys.readouterr().out
+    edited = checkout / dump["corpus"]["files"][0]
+    edited.write_text("# edited after the run\n" + edited.read_text())
+    if edited.name != "untracked.py":  # the commit still has the text
+        assert main(["rescore", path]) == 0
+        capsys.readouterr()
+    (checkout / "src" / "untracked.py").write_text("# changed\n")
+    assert main(["rescore", path]) == 2
+    assert re.search(r"no longer make the text this dump was asked about.*check out commit "
+                     r"[0-9a-f]{12} \(the run had local changes", capsys.readouterr().err)
 
 
 def test_a_repo_with_no_eligible_function_fails_like_a_run_that_ran_nothing(

@@ -14,6 +14,7 @@ hash proves it).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import subprocess
 from collections.abc import Sequence
@@ -175,3 +176,24 @@ def choose_files(spec: RepoSpec, seed: int) -> tuple[RepoSnapshot, list[str]]:
         folder,
     )
     return snapshot, [texts[name] for name in chosen]
+
+
+def recorded_texts(root: Path, commit: str, files: Sequence[str]) -> dict[str, list[str]]:
+    """The texts a dump's ``files`` may have had, by where they were found: ``"checkout"``
+    (the working tree now) and ``"commit <hash>"`` (the recorded commit's version of each
+    file it has, the working tree's of the rest: untracked files are not in a commit). A
+    place that lacks a file is left out; the caller keeps the one whose text hashes to the
+    dump's."""
+    now: dict[str, str] = {}
+    for name in files:
+        with contextlib.suppress(OSError, UnicodeDecodeError):  # deleted or made binary
+            now[name] = (root / name).read_text(encoding="utf-8")
+    committed = dict(now)
+    for name in files:
+        with contextlib.suppress(ConfigError):  # not in the commit, or the commit is gone
+            committed[name] = _git(root, "show", f"{commit}:{name}")
+    found: dict[str, list[str]] = {}
+    for where, texts in (("checkout", now), (f"commit {commit[:12]}", committed)):
+        if all(name in texts for name in files):
+            found[where] = [texts[name] for name in files]
+    return found
