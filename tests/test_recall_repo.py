@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import textwrap
@@ -187,6 +188,19 @@ def test_pytest_evals_repo_runs_end_to_end_and_rescores(
     assert all(case["prompt_tokens_est"] <= 6000 for case in dump["cases"])
     assert {case["file"] for case in dump["cases"]} <= set(dump["corpus"]["files"])
     assert dump["corpus"]["repo"]["folder"] == "."
+    # `needle status` lists pairs that exist only as dumps (no corpus or model config)
+    raw = {**dump, "in_progress": True,
+           "model": {**dump["model"], "key": "fake-mixed", "name": "fake-mixed",
+                     "request": {**dump["model"]["request"], "source": "raw"}}}
+    (results / "repo_project__fake-mixed.json").write_text(json.dumps(raw))
+    assert main(["status", "--results", str(results)]) == 0
+    listed = capsys.readouterr().out
+    assert re.search(r"^repo_project__reference +complete", listed, re.M)
+    assert re.search(r"^repo_project__fake-mixed +in progress", listed, re.M)
+    assert (f"→ uv run pytest evals --repo {checkout} --model fake-mixed --resume"
+            in listed)
+    assert main(["status", "--results", str(results), "--model", "fake-mixed"]) == 0
+    assert "repo_project__reference" not in capsys.readouterr().out
     # `needle rescore` needs no corpus config: the dump records the checkout and its files
     path = str(results / "repo_project__reference.json")
     assert main(["rescore", path, "--relax-indent"]) == 0
