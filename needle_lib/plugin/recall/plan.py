@@ -6,6 +6,8 @@ come from the on-disk cache, so collection in every xdist worker stays cheap.
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -144,6 +146,28 @@ class RecallPlan:
             for suite in self.suites
             if not suite.targets and (reason := suite.target_set.nothing_to_ask())
         ]
+
+    def keyword_miss(self, expression: str) -> str:
+        """Why ``-k expression`` selected none of the recall cases, with the nearest corpus,
+        model or function name to a word that matches no case id (``-k jqeury``)."""
+        ids = [case.id.lower() for case in self.cases]
+        kinds = {
+            **{case.target.name: "function" for case in self.cases},
+            **{model.key: "model" for model in self.models},
+            **{suite.config.name: "corpus" for suite in self.suites},
+        }
+        words = [w for w in re.findall(r"[\w.\-]+", expression)
+                 if w.lower() not in ("and", "or", "not")]
+        for word in words:
+            if any(word.lower() in case_id for case_id in ids):
+                continue
+            close = difflib.get_close_matches(word, list(kinds), n=3, cutoff=0.6)
+            if close:
+                named = " or ".join(f"{name} (a {kinds[name]})" for name in close)
+                return f"-k {expression!r} matches no recall case: did you mean {named}?"
+        corpora = ", ".join(suite.config.name for suite in self.suites)
+        return (f"-k {expression!r} matches none of the {len(ids)} recall case(s), whose ids "
+                f"read <corpus>-<function>-<model> (corpora: {corpora})")
 
     def messages_for(self, case: RecallCase) -> list[str]:
         """Notes to print once at the end of a run that included ``case``."""
