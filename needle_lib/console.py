@@ -29,3 +29,8 @@ def want_color(stream: TextIO, flag: bool | None = None) -> bool:
         return True
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
+
+
+def count_of(number: int, noun: str) -> str:
+    """``1 row``, ``4 rows``: a count as a sentence reads it (a regular plural only)."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"

@@ -255,6 +255,14 @@ def add_options(parser: OptionParser) -> None:
         "`context_tokens` of the models less 2,048, else 30,720)",
     )
     recall.addoption(
+        "--primary-lines",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="ask for the first N body lines of each function; only functions with at "
+        "least N body lines are asked about (default: the corpus config's, else 20)",
+    )
+    recall.addoption(
         "--min-code-lines",
         type=int,
         default=None,

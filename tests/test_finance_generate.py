@@ -268,7 +268,8 @@ def test_cli_writes_rows_to_stdout(cli_env, capsys) -> None:
     assert code == 0
     rows = [json.loads(line) for line in out.splitlines()]
     assert rows and all(r["query_origin"]["bucket"] == "filings" for r in rows)
-    assert f"wrote {len(rows)} rows to stdout (filings {len(rows)})" in err
+    noun = "row" if len(rows) == 1 else "rows"
+    assert f"wrote {len(rows)} {noun} to stdout (filings {len(rows)})" in err
     assert "seed 3" in err and "dropped: no facts" in err
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import textwrap
 from dataclasses import replace
@@ -87,6 +89,18 @@ def test_the_corpus_is_what_git_would_commit(checkout: Path) -> None:
     assert described["files"] == [f.path for f in corpus.files]
 
 
+def test_a_subfolder_uses_only_its_own_files_and_records_the_folder(checkout: Path) -> None:
+    """``--repo ~/src/app/pkg`` offers pkg's code, never the rest of the repository's."""
+    config = spec_config(checkout / "src" / "gamma")
+    assert config.name == "repo_gamma"
+    corpus = load_corpus(config)
+    assert [f.path for f in corpus.files] == ["src/gamma/delta.py"]
+    assert corpus.repo is not None and corpus.repo.root == checkout
+    assert corpus.describe()["repo"]["folder"] == "src/gamma"
+    assert corpus.repo.candidates == 1
+    assert load_corpus(spec_config(checkout)).describe()["repo"]["folder"] == "."
+
+
 def test_include_globs_select_and_a_clean_checkout_is_not_dirty(checkout: Path) -> None:
     (checkout / "src" / "untracked.py").unlink()
     corpus = load_corpus(spec_config(checkout, include=("svc/*", "src/gamma/*")))
@@ -159,8 +173,9 @@ def test_needle_extract_repo_shows_the_files_and_targets(
         assert f"  {name} " in out
 
 
-def test_pytest_evals_repo_runs_end_to_end(
-    checkout: Path, pytester: pytest.Pytester, tmp_path: Path
+def test_pytest_evals_repo_runs_end_to_end_and_rescores(
+    checkout: Path, pytester: pytest.Pytester, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     results = tmp_path / "results"
     result = run_evals(pytester, results, "--repo", str(checkout), "--max-prompt-tokens", "6000")
@@ -172,3 +187,61 @@ def test_pytest_evals_repo_runs_end_to_end(
     assert dump["corpus"]["repo"]["max_prompt_tokens"] == 6000
     assert all(case["prompt_tokens_est"] <= 6000 for case in dump["cases"])
     assert {case["file"] for case in dump["cases"]} <= set(dump["corpus"]["files"])
+    assert dump["corpus"]["repo"]["folder"] == "."
+    # `needle status` lists pairs that exist only as dumps (no corpus or model config)
+    raw = {**dump, "in_progress": True,
+           "model": {**dump["model"], "key": "fake-mixed", "name": "fake-mixed",
+                     "request": {**dump["model"]["request"], "source": "raw"}}}
+    (results / "repo_project__fake-mixed.json").write_text(json.dumps(raw))
+    assert main(["status", "--results", str(results)]) == 0
+    listed = capsys.readouterr().out
+    assert re.search(r"^repo_project__reference +complete", listed, re.M)
+    assert re.search(r"^repo_project__fake-mixed +in progress", listed, re.M)
+    assert (f"→ uv run pytest evals --repo {checkout} --model fake-mixed --resume"
+            in listed)
+    assert main(["status", "--results", str(results), "--model", "fake-mixed"]) == 0
+    assert "repo_project__reference" not in capsys.readouterr().out
+    # `needle rescore` needs no corpus config: the dump records the checkout and its files
+    path = str(results / "repo_project__reference.json")
+    assert main(["rescore", path, "--relax-indent"]) == 0
+    assert "100.0%" in capsys.readouterr().out
+    edited = checkout / dump["corpus"]["files"][0]
+    edited.write_text("# edited after the run\n" + edited.read_text())
+    if edited.name != "untracked.py":  # the commit still has the text
+        assert main(["rescore", path]) == 0
+        capsys.readouterr()
+    (checkout / "src" / "untracked.py").write_text("# changed\n")
+    assert main(["rescore", path]) == 2
+    assert re.search(r"no longer make the text this dump was asked about.*check out commit "
+                     r"[0-9a-f]{12} \(the run had local changes", capsys.readouterr().err)
+
+
+def test_a_repo_with_no_eligible_function_fails_like_a_run_that_ran_nothing(
+    tmp_path: Path, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every function shorter than the window: exit 5 with the reason and the flag, no
+    dump, no HTML report — never a green "1 skipped" that tested nothing."""
+    root = tmp_path / "short"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "m.py").write_text(_function("py", "brief", 1) + _function("py", "tiny", 0))
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    results = tmp_path / "results"
+    result = run_evals(pytester, results, "--repo", str(root), "--primary-lines", "4")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "no case ran: repo_short: no function is eligible to ask about: 2 function(s) found, "
+        "2 with a body shorter than primary_lines = 4 lines (the longest has 2); "
+        "ask about a shorter window with --primary-lines N (N ≤ 2)*",
+    ])
+    assert "skipped" not in result.stdout.str()
+    assert not results.exists() or not any(results.rglob("*.*"))  # no dump, no report
+    monkeypatch.setattr(suite, "parsed_corpus", cached_parse)
+    assert main(["extract", "--repo", str(root), "--all"]) == 0
+    out, err = capsys.readouterr()
+    assert "functions: 2 function(s) found, 2 with a body shorter than primary_lines = 20" in out
+    assert "ask about a shorter window with --primary-lines N" in err
+    assert main(["extract", "--repo", str(root), "--all", "--primary-lines", "2"]) == 0
+    assert capsys.readouterr().out.startswith("repo_short: 1 eligible target(s)")

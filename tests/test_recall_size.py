@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from recall_helpers import real_corpus
 
+from needle_lib.console import count_of
 from needle_lib.recall.prompt import build_prompt
-from needle_lib.recall.size import fit_advice, prompt_tokens, shipped_sizes
+from needle_lib.recall.size import fit_advice, indefinite_article, prompt_tokens, shipped_sizes
+from needle_lib.report.terminal import summary_table
 from needle_lib.tokens import ANSWER_ROOM, TOKENIZERS, count_tokens
 
 
@@ -43,6 +45,29 @@ def test_fit_advice_names_the_shipped_corpora_that_fit_smallest_first() -> None:
     assert fit_advice(20_000, 150, None) == "this corpus's prompt ≈ 20,000 tokens (qwen3.6)"
     assert fit_advice(20_000, 150, 4096).endswith(
         "no shipped corpus fits a 4,096-token context with 2,048 tokens left for the answer")
+
+
+def test_the_advice_reads_an_8192_token_context() -> None:
+    assert fit_advice(20_000, 150, 8_192).endswith("no shipped corpus fits an 8,192-token "
+                                                   "context with 2,048 tokens left for the answer")
+    cases = {8_192: "an", 11_000: "an", 18_432: "an", 80_000: "an", 4_096: "a",
+             16_384: "a", 110_000: "a", 131_072: "a", 800: "an"}
+    assert {n: indefinite_article(n) for n in cases} == cases
+    assert (count_of(1, "row"), count_of(4, "row"), count_of(1200, "row")) == (
+        "1 row", "4 rows", "1,200 rows")
+
+
+def test_long_names_widen_the_summary_columns_instead_of_shifting_them() -> None:
+    summary = {"cases": 1, "passed": 1, "failed": 0, "errors": 0, "skipped": 0,
+               "matched_pct": 100.0, "pass_rate": 100.0, "hallucinated": 0, "reindented": 0,
+               "bonus": 0, "prompt_tokens_median": 900}
+    dumps = [{"corpus": {"name": name}, "model": {"key": key}, "summary": summary,
+              "valid": True, "complete": True}
+             for name, key in (("jquery", "m"), ("repo_a_rather_long_package_name",
+                                                  "org/some-very-long-model-id-q4_k_m"))]
+    header, _, *rows = summary_table(dumps, color=False).splitlines()
+    assert all(row.rindex(" ok") + 1 == header.index("status") for row in rows), rows
+    assert all(row.index("100.0%") == rows[0].index("100.0%") for row in rows), rows
 
 
 def test_counts_are_remembered_on_disk_so_a_warm_process_never_loads_the_tokenizer(tmp_path):

@@ -76,6 +76,21 @@ def test_min_code_lines_drops_prose_dominated_targets() -> None:
     assert len(coded.eligible) < len(everything.eligible)
 
 
+def test_the_target_set_counts_what_it_passed_over_and_says_why_nothing_is_left() -> None:
+    parsed = real_corpus("http_server").parsed
+    normal = find_targets(parsed, 20, min_code_lines=10)
+    assert normal.found == len(parsed.functions)
+    assert normal.too_short == sum(f.body_length < 20 for f in parsed.functions) > 0
+    assert normal.too_little_code > 0 and normal.nothing_to_ask() is None
+    assert f"{normal.too_short} with a body shorter than primary_lines = 20" in normal.shortfall()
+    longest = max(f.body_length for f in parsed.functions)
+    empty = find_targets(parsed, longest + 1)
+    assert not empty.eligible and empty.too_short == empty.found
+    reason = empty.nothing_to_ask()
+    assert reason is not None
+    assert f"the longest has {longest}" in reason and "--primary-lines N" in reason
+
+
 def test_composition_counts_every_kind() -> None:
     assert composition(["code", "blank", "code", "docstring"]) == {
         "code": 2, "blank": 1, "comment": 0, "docstring": 1,

@@ -31,8 +31,11 @@ def test_a_recall_only_run_counts_its_cases_and_nothing_else(pytester, tmp_path)
 def test_collect_only_and_empty_selections_write_no_report(pytester, tmp_path):
     collect = run_evals(pytester, tmp_path / "c", "--collect-only", "-q", module="")
     assert collect.ret == pytest.ExitCode.OK
-    empty = run_evals(pytester, tmp_path / "e", "-k", "no_such_case", module="")
+    empty = run_evals(pytester, tmp_path / "e", "-k", "jqeury", module="")  # a corpus typo
     assert empty.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    empty.stdout.fnmatch_lines(
+        ["no case ran: -k 'jqeury' matches no recall case: did you mean jquery (a corpus)?"])
+    assert "query set" not in empty.stdout.str()  # not the search benchmarks' hint
     assert not list(tmp_path.glob("*/reports/*.html"))
 
 

@@ -89,6 +89,26 @@ def test_a_named_engine_without_its_key_is_a_usage_error(pytester, tmp_path, sea
     assert _report(tmp_path)["complete"] is False  # brave was never asked
 
 
+def test_a_missing_judge_key_or_default_engine_key_is_a_usage_error(
+        pytester, tmp_path, search_env, monkeypatch):
+    """Not a run of SKIPs (the reason only under -rs) that evaluated nothing: exit 4 before
+    any request, naming the variable; never advising --api-key, which is the model's."""
+    queries = tmp_path / "q.txt"
+    queries.write_text("one query\n")
+    monkeypatch.setenv("OPENROUTER_API_KEY", "")
+    judgeless = run_evals(pytester, tmp_path, "--queries", str(queries), "--engines", "exa",
+                          module="test_news.py")
+    assert_usage_error(judgeless, "the judge of news: *no API key*OPENROUTER_API_KEY*"
+                                  "--judge-model*")
+    assert "--api-key" not in judgeless.stderr.str()
+    monkeypatch.setenv("OPENROUTER_API_KEY", "fake-judge-key")
+    monkeypatch.delenv("EXA_API_KEY")
+    default = run_evals(pytester, tmp_path, "--queries", str(queries), module="test_news.py")
+    assert_usage_error(default, "--engines (default keenable,exa): exa needs EXA_API_KEY "
+                                "(*--skip-missing-keys*name the engines to run with --engines)")
+    assert search_env.requests["exa"] == search_env.requests["judge"] == 0
+
+
 def test_a_search_run_that_scored_nothing_does_not_pass(pytester, tmp_path, search_env,
                                                         monkeypatch):
     from needle_lib.continuous.runs import load_run

@@ -33,6 +33,7 @@ from needle_lib.benches.agentic_rare.wordpiece import vocab_path, wordpiece
 from needle_lib.benches.rows import write_rows
 from needle_lib.clock import utc_now
 from needle_lib.commands.generation import add_bench_parser
+from needle_lib.console import count_of
 from needle_lib.progress import Progress
 
 _PROGRESS_EVERY = 1000
@@ -106,7 +107,7 @@ def _filter(args: argparse.Namespace) -> int:
         write_parquet(kept, args.out)
     else:
         write_rows(kept, str(args.out))
-    print(f"wrote {len(kept)} rows to {args.out}", file=sys.stderr)
+    print(f"wrote {count_of(len(kept), 'row')} to {args.out}", file=sys.stderr)
     return 0
 
 

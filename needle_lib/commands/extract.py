@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 
 from needle_lib.argtypes import positive_int
 from needle_lib.recall import size
@@ -22,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     source.add_argument("--repo", metavar="PATH", help="a git checkout, as `pytest evals --repo`")
     parser.add_argument("--max-prompt-tokens", type=positive_int, metavar="N",
                         help="prompt budget of a --repo / [repo] corpus (default 30,720)")
+    parser.add_argument("--primary-lines", type=positive_int, metavar="N",
+                        help="window size: ask for the first N body lines, so only functions "
+                        "with at least N body lines are eligible (default: the config's, else 20)")
     parser.add_argument("--all", action="store_true", help="every eligible target, not a sample")
     parser.add_argument("--show", metavar="NAME", help="print one target's expected lines")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -49,10 +53,13 @@ def run(args: argparse.Namespace) -> int:
         config = repo_config(args.repo)
     else:
         config = resolve_corpus(args.corpus) if args.corpus else single_file_config(args.file)
-    suite = load_suite(sized_for(config, [], args.max_prompt_tokens))
-    message = suite.target_set.exclusion_message()
-    if message:
-        print(message, file=sys.stderr)
+    config = sized_for(config, [], args.max_prompt_tokens)
+    if args.primary_lines is not None:
+        config = replace(config, sample=replace(config.sample, primary_lines=args.primary_lines))
+    suite = load_suite(config)
+    for message in (suite.target_set.exclusion_message(), suite.target_set.nothing_to_ask()):
+        if message:
+            print(f"{suite.config.name}: {message}", file=sys.stderr)
     targets = suite.target_set.eligible if args.all or args.show else suite.targets
     if args.show:
         targets = [t for t in targets if args.show in (t.name, t.case_id)]
@@ -74,14 +81,15 @@ def run(args: argparse.Namespace) -> int:
         return 0
     scope = "eligible" if args.all else f"sampled (k={suite.config.sample.k})"
     print(f"{suite.config.name}: {len(records)} {scope} target(s)")
+    print(f"  functions: {suite.target_set.shortfall()}")
     repo = suite.corpus.repo
     if repo is not None:
         print(f"  repo: {repo.root} at {repo.commit[:12]}{' (local changes)' if repo.dirty else ''}"
               f"; {len(repo.files)} of {repo.candidates} readable file(s) fit "
               f"{repo.budget:,} prompt tokens: {', '.join(repo.files)}")
     prompts = [record["prompt_tokens"] for record in records]
-    print(f"  size: corpus {suite.corpus.tokens:,} tokens, prompts "
-          f"{min(prompts, default=0):,}–{max(prompts, default=0):,} tokens ({REFERENCE}; "
+    span = f", prompts {min(prompts):,}–{max(prompts):,} tokens" if prompts else ""
+    print(f"  size: corpus {suite.corpus.tokens:,} tokens{span} ({REFERENCE}; "
           f"{len(suite.corpus.text):,} chars)")
     for record in records:
         comp = record["composition"]

@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 
 from needle_lib.benches.rows import seed_from_hour, write_rows
 from needle_lib.clock import utc_now
+from needle_lib.console import count_of
 from needle_lib.llm import AsyncChatClient, load_dotenv_once, make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
 from needle_lib.net.sources import SourceClient, SourceUnreachable
@@ -108,7 +109,7 @@ def run_generation(prog: str, args: argparse.Namespace,
     written = write_rows(rows, args.out)
     where = "stdout" if args.out == "-" else args.out
     mix = ", ".join(f"{key} {n}" for key, n in counts(rows).items()) if counts else ""
-    print(f"{prog}: wrote {written} rows to {where}" + (f" ({mix})" if mix else ""),
+    print(f"{prog}: wrote {count_of(written, 'row')} to {where}" + (f" ({mix})" if mix else ""),
           file=sys.stderr)
     print(f"{prog}: {tally.summary()}", file=sys.stderr)
     return 0

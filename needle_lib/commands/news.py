@@ -21,6 +21,7 @@ from needle_lib.benches.news.sources import FeedClient, TrendsClient
 from needle_lib.benches.rows import write_rows
 from needle_lib.clock import utc_now
 from needle_lib.commands.generation import add_bench_parser
+from needle_lib.console import count_of
 from needle_lib.llm import make_async_chat_client
 from needle_lib.llm.roles import generation_model_config
 from needle_lib.net.sources import SourceUnreachable
@@ -113,5 +114,5 @@ def run(args: argparse.Namespace) -> int:
         return 1
     written = write_rows(rows, args.out)
     if args.out != "-":
-        print(f"wrote {written} rows to {args.out}", file=sys.stderr)
+        print(f"wrote {count_of(written, 'row')} to {args.out}", file=sys.stderr)
     return 0

@@ -10,7 +10,14 @@ from pathlib import Path
 from needle_lib.console import want_color
 from needle_lib.contract.dumpfiles import read_recall_dump
 from needle_lib.contract.records import RecallDump
-from needle_lib.recall.corpus import ScoringPolicy, resolve_corpus, single_file_config
+from needle_lib.recall.corpus import (
+    Corpus,
+    CorpusConfig,
+    ScoringPolicy,
+    recorded_repo_corpus,
+    resolve_corpus,
+    single_file_config,
+)
 from needle_lib.recall.rescore import rescore_dump
 from needle_lib.recall.results import FAILED
 from needle_lib.report.terminal import case_headline, composition_line, explain_case, summary_table
@@ -41,10 +48,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _corpus_config(dump: RecallDump, name: str | None):
+def _corpus_config(dump: RecallDump, name: str | None) -> CorpusConfig | Corpus:
     if name:
         return resolve_corpus(name)
     source = dump["corpus"].get("config", "")
+    if source.startswith("repo:") and "repo" in dump["corpus"]:
+        return recorded_repo_corpus(dump["corpus"])  # no config: the dump records the files
     if source.startswith("file:"):
         return single_file_config(source.removeprefix("file:"))
     if source and Path(source).is_file():

@@ -1,11 +1,17 @@
 """`needle status`: which (corpus, model) runs are missing, unfinished, invalid or stale,
-and the command that completes each."""
+and the command that completes each.
+
+The rows are every configured corpus × model, plus every pair the results directory holds
+that is not one of them: a run of a raw model id (``--model fake-mixed``), of ``--repo`` or
+``--file``, or of a config since removed. Those exist only as dumps, so each dump says how
+to run its pair again."""
 
 from __future__ import annotations
 
 import argparse
 import shlex
 from pathlib import Path
+from typing import Any
 
 from needle_lib.contract.dumpfiles import DumpError, check_recall_dump, read_results_json
 from needle_lib.llm.config import resolve_model, sanitize_key
@@ -13,7 +19,7 @@ from needle_lib.paths import MODELS_DIR, RESULTS_DIR
 from needle_lib.recall.corpus import configured_corpus_names
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.score import SCORER_VERSION
-from needle_lib.recall.store import ResultStore, pair_name
+from needle_lib.recall.store import RUNS_DIR, ResultStore, pair_name
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,12 +60,46 @@ def dump_state(path: Path) -> tuple[str, str]:
                         f"pass rate {summary.get('pass_rate')}%")
 
 
-def completion_command(corpus: str, model: str, state: str) -> str:
+def completion_command(corpus: str, model: str, state: str, source: str = "") -> str:
+    """The command that (re)runs the pair; ``source`` is the dump's corpus config, which
+    says how a corpus without a config (``repo:PATH``, ``file:PATH``) was made."""
     # names come from configs and the command line: quoted, a pasted command runs as shown
-    base = f"uv run pytest evals --corpus {shlex.quote(corpus)} --model {shlex.quote(model)}"
+    kind, _, path = source.partition(":")
+    selection = (f"--{kind} {shlex.quote(path)}" if kind in ("repo", "file") and path
+                 else f"--corpus {shlex.quote(corpus)}")
+    base = f"uv run pytest evals {selection} --model {shlex.quote(model)}"
     if state in ("in progress", "incomplete", "invalid"):
         return base + " --resume"
     return base
+
+
+def stored_pairs(store: ResultStore) -> list[str]:
+    """Every pair the store holds a dump of: latest views and run directories."""
+    views = {path.stem for path in store.root.glob("*.json") if "__" in path.stem}
+    runs = store.root / RUNS_DIR
+    dirs = {path.name for path in runs.iterdir() if path.is_dir()} if runs.is_dir() else set()
+    return sorted(views | dirs)
+
+
+def _stored_row(store: ResultStore, pair: str) -> tuple[str, str, str, Path, str] | None:
+    """(corpus, model key, model as --model takes it, dump path, corpus source) of a stored
+    pair, read from its newest dump; None when no dump of it can be read."""
+    view = store.latest_path(pair)
+    runs = store.runs(pair)
+    path = view if view.is_file() else (runs[0] if runs else view)
+    try:
+        data = read_results_json(path)
+    except DumpError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
+        name, _, key = pair.partition("__")
+        return name, key, key, path, ""
+    model: dict[str, Any] = data["model"]
+    block: dict[str, Any] = data.get("corpus") or {}
+    raw = (model.get("request") or {}).get("source") == "raw"
+    key = str(model.get("key", pair.partition("__")[2]))
+    return (str(block.get("name", pair.partition("__")[0])), key,
+            str(model.get("name", key)) if raw else key, path, str(block.get("config", "")))
 
 
 def _dump_keys(values: list[str]) -> list[tuple[str, str]]:
@@ -73,14 +113,26 @@ def _dump_keys(values: list[str]) -> list[tuple[str, str]]:
 def run(args: argparse.Namespace) -> int:
     rows = []
     store = ResultStore(args.results)
+    keys = _dump_keys(args.model)
+    listed: set[str] = set()
     for corpus in configured_corpus_names():
-        for model, key in _dump_keys(args.model):
-            state, detail = dump_state(store.latest_path(pair_name(corpus, key)))
-            rows.append((corpus, key, model, state, detail))
-    width = max(len(f"{c}__{k}") for c, k, _, _, _ in rows)
-    for corpus, key, model, state, detail in rows:
-        line = f"{corpus + '__' + key:<{width}}  {state:<11}  {detail}"
+        for model, key in keys:
+            pair = pair_name(corpus, key)
+            listed.add(pair)
+            state, detail = dump_state(store.latest_path(pair))
+            rows.append((pair, corpus, model, state, detail, ""))
+    wanted = {key for _, key in keys} if args.model else None
+    for pair in stored_pairs(store):
+        found = _stored_row(store, pair) if pair not in listed else None
+        if found is None or (wanted is not None and found[1] not in wanted):
+            continue
+        corpus, _key, model, path, source = found
+        state, detail = dump_state(path)
+        rows.append((pair, corpus, model, state, detail, source))
+    width = max(len(row[0]) for row in rows)
+    for pair, corpus, model, state, detail, source in rows:
+        line = f"{pair:<{width}}  {state:<11}  {detail}"
         print(line.rstrip())
         if state != "complete":
-            print(f"{'':<{width}}  → {completion_command(corpus, model, state)}")
+            print(f"{'':<{width}}  → {completion_command(corpus, model, state, source)}")
     return 0

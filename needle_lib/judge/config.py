@@ -22,7 +22,8 @@ JUDGE_MAX_TOKENS = 32768
 #: Long enough for a reasoning model to think through a verdict before answering.
 JUDGE_TIMEOUT_S = 180.0
 JUDGE = Role("judge", MODEL_ENV, BASE_URL_ENV, max_tokens=JUDGE_MAX_TOKENS,
-             timeout=JUDGE_TIMEOUT_S, max_tokens_env=MAX_TOKENS_ENV)
+             timeout=JUDGE_TIMEOUT_S, max_tokens_env=MAX_TOKENS_ENV,
+             model_option="--judge-model")
 
 
 def judge_model_config(

@@ -125,6 +125,9 @@ class ModelConfig:
     context_tokens: int | None = None
     #: Set when the model was not found as a config; callers print it so typos are visible.
     note: str | None = field(default=None, compare=False)
+    #: How else a missing key can be given, for the error: ``--api-key`` sets the key of the
+    #: models under evaluation, never the judge's or the generation LLM's.
+    key_advice: str = field(default="or pass --api-key", compare=False)
 
     @property
     def is_reference(self) -> bool:
@@ -170,7 +173,7 @@ class ModelConfig:
             return None
         raise ConfigError(
             f"{self.source}: no API key: {'; '.join(tried)}. Put the key in "
-            f"{' or '.join(self._key_places())}, or pass --api-key"
+            f"{' or '.join(self._key_places())}, {self.key_advice}"
         )
 
     def _key_places(self) -> list[str]:

@@ -33,6 +33,14 @@ class Role:
     timeout: float
     #: Variable that overrides ``max_tokens`` for a raw model id (a config file sets its own).
     max_tokens_env: str | None = None
+    #: The option that picks the role's model (``--judge-model``), for errors.
+    model_option: str | None = None
+
+    def key_advice(self) -> str:
+        """What a missing key's error suggests besides setting it: another model for the
+        role (``--api-key`` sets the evaluated model's key, never the role's)."""
+        options = " or ".join(o for o in (self.model_option, self.model_env) if o)
+        return f"or name another {self.label} model config (a local server, say) with {options}"
 
 
 def _env_max_tokens(role: Role, environ: Mapping[str, str]) -> int:
@@ -81,6 +89,7 @@ def role_model_config(
         temperature=0.0,
         max_tokens=_env_max_tokens(role, environ),
         timeout=role.timeout,
+        key_advice=role.key_advice(),
     )
 
 

@@ -73,7 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
     configure_lean_run(config)
     load_dotenv_once()  # keys and NEEDLE_* settings from .env; exported variables win
     config.addinivalue_line("markers", "needle_recall: a positional-recall case")
-    config.addinivalue_line("markers", "needle_placeholder: a bench with no case (dropped)")
+    config.addinivalue_line("markers", "needle_placeholder: no case here (dropped)")
     if has_query_set(config):
         from needle_lib.plugin.search import fixtures as search_fixtures
 
@@ -139,6 +139,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     plan = recall_plan(metafunc.config)
     check_resume(metafunc.config, plan)
+    if not plan.cases:  # no case, not one "empty parameter set" skip: the run exits 5
+        metafunc.parametrize("recall_case", [
+            pytest.param(None, id="recall", marks=pytest.mark.needle_placeholder)])
+        return
     metafunc.parametrize(
         "recall_case",
         [

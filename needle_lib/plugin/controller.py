@@ -7,12 +7,14 @@ worker's reports. Workers never write dumps, so a dump has exactly one writer.
 from __future__ import annotations
 
 import os
+import re
 from html import escape
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.contract.dumpfiles import DumpError, read_recall_dump
 from needle_lib.contract.outcome import Outcome, report_outcome
 from needle_lib.contract.records import CaseRecord
@@ -26,6 +28,7 @@ from needle_lib.plugin.search.reports import SearchReports
 from needle_lib.plugin.session import (
     dump_path,
     has_query_set,
+    plan_key,
     result_store,
     results_dir,
     use_color,
@@ -148,6 +151,14 @@ class Controller:
         self._add(report, record, outcome)
 
     def _nothing_ran(self) -> str:
+        recall = self.config.stash.get(plan_key, None)
+        reasons = recall.nothing_to_ask() if recall is not None else []
+        if reasons:
+            return "no case ran: " + "; ".join(reasons)
+        keyword = self.config.getoption("keyword")
+        searched = keyword and set(re.findall(r"\w+", keyword)) & set(BENCH_NAMES)
+        if keyword and not searched and recall is not None and recall.cases:
+            return "no case ran: " + recall.keyword_miss(keyword)  # -k jqeury: a corpus typo
         queries = self.config.getoption("queries")
         if queries:
             return (f"no case ran: {queries} has no rows for the selected benches (rows name "

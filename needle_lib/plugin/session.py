@@ -11,7 +11,7 @@ import pytest
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.console import want_color
 from needle_lib.errors import UsageError as NeedleUsageError
-from needle_lib.paths import RESULTS_DIR
+from needle_lib.paths import EVALS_DIR, RESULTS_DIR
 from needle_lib.plugin.recall.plan import RecallPlan, build_plan
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.shard import part_path, writes_parts
@@ -41,16 +41,29 @@ def search_plan(config: pytest.Config) -> SearchPlan:
     """The run's search plan (queries × engines), built once per process; every bench's
     rows are checked here, so a malformed gold row is one usage error before collection."""
     if search_plan_key not in config.stash:
-        from needle_lib.plugin.search.plan import build_search_plan  # the search half, on demand
+        from needle_lib.plugin.search.plan import (  # the search half, on demand
+            build_search_plan,
+            require_judge,
+        )
 
         try:
             plan = build_search_plan(config)
             for bench in BENCH_NAMES:
                 plan.bench_queries(bench)
+            require_judge(plan, selected_benches(config), config.getoption("judge_model"))
         except NeedleUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
         config.stash[search_plan_key] = plan
     return config.stash[search_plan_key]
+
+
+def selected_benches(config: pytest.Config) -> list[str]:
+    """The search benches whose eval module the command line selects (``evals`` selects
+    all); ``-k`` is applied later, by pytest."""
+    modules = {bench: (EVALS_DIR / f"test_{bench}.py").resolve() for bench in BENCH_NAMES}
+    paths = selected_paths(config)
+    return [bench for bench, module in modules.items()
+            if any(path == module or path in module.parents for path in paths)]
 
 
 def has_query_set(config: pytest.Config) -> bool:

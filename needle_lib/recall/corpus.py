@@ -9,14 +9,22 @@ may match several languages: each file is parsed with its own grammar.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from needle_lib.paths import CORPORA_DIR, REPO_ROOT, resolve_repo_path
 from needle_lib.recall.languages import LANGUAGES, language_of, supported_extensions
-from needle_lib.recall.repo import REPO_SCHEMA, RepoSnapshot, RepoSpec, choose_files, sized
+from needle_lib.recall.repo import (
+    REPO_SCHEMA,
+    RepoSnapshot,
+    RepoSpec,
+    choose_files,
+    recorded_texts,
+    sized,
+)
 from needle_lib.tokens import REFERENCE, counted_tokens
 from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
 
@@ -252,6 +260,34 @@ def load_corpus(config: CorpusConfig) -> Corpus:
         )
     return build_corpus(
         config.name, [(display_path(p), p.read_text(encoding="utf-8")) for p in paths]
+    )
+
+
+def recorded_repo_corpus(block: Mapping[str, Any]) -> Corpus:
+    """The text a ``--repo`` dump was asked about, rebuilt from its ``corpus`` block: the
+    recorded files of the recorded checkout, as they are now or as the recorded commit has
+    them, whichever hashes to the dump's sha256. ``needle rescore`` needs no corpus config
+    for such a dump; when neither matches, the error says what is missing and how to get it
+    back."""
+    repo = block["repo"]
+    root, commit, files = Path(repo["path"]), repo["commit"], list(block["files"])
+    if not root.is_dir():
+        raise ConfigError(
+            f"corpus {block['name']!r} came from --repo {root}, which no longer exists: "
+            f"restore that checkout (commit {commit[:12]}) to re-score this dump"
+        )
+    tried: list[str] = []
+    for where, texts in recorded_texts(root, commit, files).items():
+        corpus = build_corpus(block["name"], list(zip(files, texts, strict=True)))
+        if corpus.sha256 == block["sha256"]:
+            return corpus
+        tried.append(where)
+    dirty = " (the run had local changes: restore them too)" if repo.get("dirty") else ""
+    looked = " and ".join(tried) or "neither the checkout nor the commit holds every file"
+    raise ConfigError(
+        f"corpus {block['name']!r}: the {len(files)} recorded file(s) of --repo {root} no "
+        f"longer make the text this dump was asked about (sha256 {block['sha256'][:12]}…; "
+        f"tried the {looked}): check out commit {commit[:12]}{dirty} and run again"
     )
 
 

@@ -1,10 +1,12 @@
 """A corpus from the user's own git checkout: ``--repo PATH`` or a ``[repo]`` corpus config.
 
 Which files: those git would consider (tracked, plus untracked ones that ``.gitignore``
-does not exclude), in a language recall reads, matching the include globs and none of the
-exclude globs. How many: as many as fit the prompt budget, chosen by a shuffle seeded with
-the sampling seed — deterministic for one checkout, budget and seed, yet spread over the
-whole tree rather than the alphabetically first directories. The chosen files are then
+does not exclude) under the named folder — a subfolder of a checkout means that subfolder,
+never the rest of the repository, whose code the user did not offer to send to a server —
+in a language recall reads, matching the include globs and none of the exclude globs.
+How many: as many as fit the prompt budget, chosen by a shuffle seeded with the sampling
+seed — deterministic for one checkout, budget and seed, yet spread over the whole tree
+rather than the alphabetically first directories. The chosen files are then
 concatenated in path order. The commit hash, whether any chosen file has local changes, and
 the file list go into the dump, so two models are compared on the same text (the corpus
 hash proves it).
@@ -12,6 +14,7 @@ hash proves it).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import subprocess
 from collections.abc import Sequence
@@ -63,11 +66,13 @@ class RepoSnapshot:
     budget: int  # prompt tokens the corpus was sized for
     include: tuple[str, ...]
     exclude: tuple[str, ...]
+    folder: str = "."  # the named folder, relative to ``root`` ("." for the whole checkout)
 
     def describe(self) -> dict[str, Any]:
         """The dump's provenance of a repo corpus (the file list is the corpus's own)."""
         return {
             "path": str(self.root),
+            "folder": self.folder,
             "commit": self.commit,
             "dirty": self.dirty,
             "include": list(self.include),
@@ -105,13 +110,21 @@ def _git(root: Path, *args: str) -> str:
     return done.stdout
 
 
+def checkout_folder(path: Path) -> tuple[Path, str]:
+    """(checkout root, ``path`` relative to it as a POSIX path, "." for the root itself)."""
+    if not path.is_dir():
+        raise ConfigError(f"--repo {path}: no such directory")
+    root, prefix = _git(path, "rev-parse", "--show-toplevel", "--show-prefix").split("\n")[:2]
+    return Path(root.strip()), prefix.strip().rstrip("/") or "."
+
+
 def candidate_files(spec: RepoSpec) -> tuple[Path, list[str]]:
-    """(checkout root, readable files matching the globs), sorted."""
-    if not spec.path.is_dir():
-        raise ConfigError(f"--repo {spec.path}: no such directory")
-    root = Path(_git(spec.path, "rev-parse", "--show-toplevel").strip())
+    """(checkout root, readable files under the spec's folder matching the globs), sorted."""
+    root, folder = checkout_folder(spec.path)
     listed = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     names = sorted({name for name in listed.split("\0") if name})
+    if folder != ".":
+        names = [name for name in names if name.startswith(f"{folder}/")]
     return root, [
         name
         for name in names
@@ -126,6 +139,7 @@ def choose_files(spec: RepoSpec, seed: int) -> tuple[RepoSnapshot, list[str]]:
     """The snapshot and the texts of the files that fit the spec's budget, in path order."""
     budget = prompt_budget(spec)
     root, names = candidate_files(spec)
+    folder = checkout_folder(spec.path)[1]
     texts: dict[str, str] = {}
     for name in names:
         try:
@@ -151,13 +165,35 @@ def choose_files(spec: RepoSpec, seed: int) -> tuple[RepoSnapshot, list[str]]:
         smallest = min((counted_tokens(t) for t in texts.values()), default=None)
         found = f"the smallest of {len(texts)} is {smallest:,} tokens" if texts else "none"
         raise ConfigError(
-            f"--repo {root}: no readable source file fits --max-prompt-tokens {budget:,} "
+            f"--repo {spec.path}: no readable source file fits --max-prompt-tokens {budget:,} "
             f"({found}; supported files are matched by extension and the include globs)"
         )
     chosen.sort()
     commit = _git(root, "rev-parse", "HEAD").strip()
     dirty = bool(_git(root, "status", "--porcelain", "--", *chosen).strip())
     snapshot = RepoSnapshot(
-        root, commit, dirty, tuple(chosen), len(texts), budget, spec.include, spec.exclude
+        root, commit, dirty, tuple(chosen), len(texts), budget, spec.include, spec.exclude,
+        folder,
     )
     return snapshot, [texts[name] for name in chosen]
+
+
+def recorded_texts(root: Path, commit: str, files: Sequence[str]) -> dict[str, list[str]]:
+    """The texts a dump's ``files`` may have had, by where they were found: ``"checkout"``
+    (the working tree now) and ``"commit <hash>"`` (the recorded commit's version of each
+    file it has, the working tree's of the rest: untracked files are not in a commit). A
+    place that lacks a file is left out; the caller keeps the one whose text hashes to the
+    dump's."""
+    now: dict[str, str] = {}
+    for name in files:
+        with contextlib.suppress(OSError, UnicodeDecodeError):  # deleted or made binary
+            now[name] = (root / name).read_text(encoding="utf-8")
+    committed = dict(now)
+    for name in files:
+        with contextlib.suppress(ConfigError):  # not in the commit, or the commit is gone
+            committed[name] = _git(root, "show", f"{commit}:{name}")
+    found: dict[str, list[str]] = {}
+    for where, texts in (("checkout", now), (f"commit {commit[:12]}", committed)):
+        if all(name in texts for name in files):
+            found[where] = [texts[name] for name in files]
+    return found

@@ -14,7 +14,7 @@ from typing import Any
 
 from needle_lib.contract.outcome import NOTHING_TO_SCORE, Outcome, is_answered, scored_outcome
 from needle_lib.recall.cache import parsed_corpus
-from needle_lib.recall.corpus import CorpusConfig, ScoringPolicy, load_corpus
+from needle_lib.recall.corpus import Corpus, CorpusConfig, ScoringPolicy, load_corpus
 from needle_lib.recall.results import finalize, score_fields
 from needle_lib.recall.score import score_answer
 from needle_lib.recall.targets import find_targets
@@ -22,17 +22,19 @@ from needle_lib.tomlconf import ConfigError
 
 
 def rescore_dump(
-    dump: Mapping[str, Any], config: CorpusConfig, policy: ScoringPolicy
+    dump: Mapping[str, Any], config: CorpusConfig | Corpus, policy: ScoringPolicy
 ) -> tuple[dict[str, Any], dict[str, list]]:
-    """The dump re-scored under ``policy``, and each case's diff keyed by case_id."""
+    """The dump re-scored under ``policy``, and each case's diff keyed by case_id.
+    ``config`` is the corpus config to load, or the corpus itself (a ``--repo`` dump's,
+    rebuilt from what it recorded)."""
     if dump.get("benchmark", "recall") != "recall":
         raise ConfigError(f"not a recall dump (benchmark={dump.get('benchmark')!r})")
     sampling = dump["sampling"]
-    corpus = load_corpus(replace(config, sample=replace(
-        config.sample, primary_lines=sampling["primary_lines"])))
+    corpus = config if isinstance(config, Corpus) else load_corpus(replace(
+        config, sample=replace(config.sample, primary_lines=sampling["primary_lines"])))
     if corpus.sha256 != dump["corpus"]["sha256"]:
         raise ConfigError(
-            f"corpus {config.name!r} is not the text this dump was made from "
+            f"corpus {corpus.name!r} is not the text this dump was made from "
             f"(sha256 {corpus.sha256[:12]}… now vs {dump['corpus']['sha256'][:12]}… in the dump)"
         )
     parsed = parsed_corpus(corpus)
@@ -50,7 +52,7 @@ def rescore_dump(
         if target is None or target.name != case["function"]:
             raise ConfigError(
                 f"case {case['case_id']}: no target {case['function']!r} at line "
-                f"{case['start_line']} in corpus {config.name!r}"
+                f"{case['start_line']} in corpus {corpus.name!r}"
             )
         score = score_answer(
             case["response"] or "",

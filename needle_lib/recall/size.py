@@ -80,8 +80,16 @@ def fit_advice(estimate: int, task_tokens: int, limit: int | None) -> str:
         for name, tokens in shipped_sizes(task_tokens).items()
         if tokens + ANSWER_ROOM <= limit
     )
-    room = f"a {limit:,}-token context with {ANSWER_ROOM:,} tokens left for the answer"
+    room = (f"{indefinite_article(limit)} {limit:,}-token context with {ANSWER_ROOM:,} "
+            f"tokens left for the answer")
     if not fitting:
         return f"{own}; no shipped corpus fits {room}"
     names = ", ".join(f"{name} (≈ {tokens:,} tokens)" for tokens, name in fitting)
     return f"{own}; shipped corpora that fit {room}, smallest first: {names}"
+
+
+def indefinite_article(number: int) -> str:
+    """"an" before a number read aloud with a vowel sound (an 8,192-, an 11,000-, an
+    18,432-token context), else "a". Only the leading digit group is spoken first."""
+    lead = f"{number:,}".split(",")[0]
+    return "an" if lead.startswith("8") or lead in ("11", "18") else "a"

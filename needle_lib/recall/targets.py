@@ -56,6 +56,36 @@ def composition(kinds: list[str]) -> dict[str, int]:
 class TargetSet:
     eligible: list[Target]
     excluded: list[FunctionDef]
+    #: Definitions found, and how many of them were passed over for a body shorter than the
+    #: window or too few code lines in it: what a user needs to know when nothing is left.
+    found: int = 0
+    too_short: int = 0
+    too_little_code: int = 0
+    longest: int = 0  # the longest body found, in lines
+    primary_lines: int = 0
+
+    def shortfall(self) -> str:
+        """Why definitions were passed over, e.g. ``"14 function(s) found, 9 with a body
+        shorter than primary_lines = 20 (the longest has 12)"``."""
+        parts = [f"{self.found} function(s) found"]
+        if self.too_short:
+            parts.append(f"{self.too_short} with a body shorter than primary_lines = "
+                         f"{self.primary_lines} lines (the longest has {self.longest})")
+        if self.too_little_code:
+            parts.append(f"{self.too_little_code} with too few code lines (--min-code-lines)")
+        return ", ".join(parts)
+
+    def nothing_to_ask(self) -> str | None:
+        """Why no target is eligible, with the flag that would change it; None when some is."""
+        if self.eligible:
+            return None
+        if not self.found:
+            return "no function or method definition found in the corpus"
+        advice = ""
+        if self.too_short and 0 < self.longest < self.primary_lines:
+            advice = (f"; ask about a shorter window with --primary-lines N "
+                      f"(N ≤ {self.longest}), or point at code with longer functions")
+        return f"no function is eligible to ask about: {self.shortfall()}{advice}"
 
     def exclusion_message(self) -> str | None:
         if not self.excluded:
@@ -77,8 +107,10 @@ def find_targets(parsed: ParsedCorpus, primary_lines: int, min_code_lines: int =
         first_file.setdefault(function.name, function.file)
     eligible: list[FunctionDef] = []
     excluded: list[FunctionDef] = []
+    too_short = too_little_code = 0
     for function in parsed.functions:
         if function.body_length < primary_lines:
+            too_short += 1
             continue
         if first_file[function.name] != function.file:
             continue  # cross-file name collision: the first file keeps the name
@@ -87,6 +119,7 @@ def find_targets(parsed: ParsedCorpus, primary_lines: int, min_code_lines: int =
             continue
         window = parsed.kinds[function.body_start - 1 : function.body_start - 1 + primary_lines]
         if sum(kind == CODE for kind in window) < min_code_lines:
+            too_little_code += 1
             continue
         eligible.append(function)
     repeats = Counter(f.name for f in eligible)
@@ -94,7 +127,9 @@ def find_targets(parsed: ParsedCorpus, primary_lines: int, min_code_lines: int =
         Target(f, primary_lines, f.name if repeats[f.name] == 1 else f"{f.name}-L{f.body_start}")
         for f in eligible
     ]
-    return TargetSet(targets, excluded)
+    longest = max((f.body_length for f in parsed.functions), default=0)
+    return TargetSet(targets, excluded, len(parsed.functions), too_short, too_little_code,
+                     longest, primary_lines)
 
 
 def sample_targets(targets: list[Target], k: int, seed: int) -> list[Target]:

@@ -87,10 +87,14 @@ def prompt_size(summary: dict[str, Any]) -> str:
 
 
 def summary_table(dumps: Sequence[dict[str, Any]], *, color: bool) -> str:
-    """One row per (corpus, model) dump; ``tokens`` is the median prompt (see prompt_size)."""
+    """One row per (corpus, model) dump; ``tokens`` is the median prompt (see prompt_size).
+    The name columns widen to the longest name, so a long ``repo_…`` corpus or model id
+    never pushes the numbers out from under their headings."""
+    corpus_w = max([14, *(len(d["corpus"]["name"]) for d in dumps)])
+    model_w = max([22, *(len(d["model"]["key"]) for d in dumps)])
     header = (
-        f"{'corpus':<14} {'model':<22} {'tokens':>7} {'cases':>5} {'pass':>5} {'fail':>5} "
-        f"{'err':>4} "
+        f"{'corpus':<{corpus_w}} {'model':<{model_w}} {'tokens':>7} {'cases':>5} {'pass':>5} "
+        f"{'fail':>5} {'err':>4} "
         f"{'skip':>5} {'matched':>9} {'pass rate':>9} {'halluc':>6} {'reind':>6} {'bonus':>6}"
         f"  status"
     )
@@ -101,8 +105,8 @@ def summary_table(dumps: Sequence[dict[str, Any]], *, color: bool) -> str:
         if status != "ok":
             status = paint(status, "\x1b[31m" if not dump["valid"] else "\x1b[33m", color)
         rows.append(
-            f"{dump['corpus']['name']:<14} {dump['model']['key']:<22} {prompt_size(s):>7} "
-            f"{s['cases']:>5} "
+            f"{dump['corpus']['name']:<{corpus_w}} {dump['model']['key']:<{model_w}} "
+            f"{prompt_size(s):>7} {s['cases']:>5} "
             f"{s['passed']:>5} {s['failed']:>5} {s['errors']:>4} {s['skipped']:>5} "
             f"{_pct(s['matched_pct']):>9} {_pct(s['pass_rate']):>9} {s['hallucinated']:>6} "
             f"{s['reindented']:>6} {s['bonus']:>6}  {status}"

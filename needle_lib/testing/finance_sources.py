@@ -38,6 +38,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from needle_lib.benches.finance.companies import Tier
+from needle_lib.console import count_of
 from needle_lib.testing.loopback import LoopbackServer, Response
 
 NOW = datetime(2026, 7, 2, 14, 25, tzinfo=UTC)
@@ -633,7 +634,7 @@ def main() -> None:
     out = sys.argv[1] if len(sys.argv) > 1 else "fixtures/gold/finance.sample.jsonl"
     with FakeFinanceSources() as sources, FakeFilingLLM() as llm:
         rows = asyncio.run(generate_sample(sources, llm))
-    print(f"wrote {write_rows(rows, out)} rows to {Path(out)}")
+    print(f"wrote {count_of(write_rows(rows, out), 'row')} to {Path(out)}")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ come from the on-disk cache, so collection in every xdist worker stays cheap.
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -119,7 +121,8 @@ class RecallPlan:
     functions: list[str]
     messages: list[str] = field(default_factory=list)
     #: Corpus → whether this run uses its config's own selection and scoring policy (no
-    #: --function, --sample, --seed, --min-code-lines or policy flag that changes it): only
+    #: --function, --sample, --seed, --primary-lines, --min-code-lines or policy flag that
+    #: changes it): only
     #: such runs may become the pair's latest view in the result store.
     defaults: dict[str, bool] = field(default_factory=dict)
     _headers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
@@ -135,10 +138,42 @@ class RecallPlan:
             for target in suite.targets
         ]
 
+    def nothing_to_ask(self) -> list[str]:
+        """Why each corpus that contributes no case has none (e.g. every function of a
+        ``--repo`` is shorter than the window): a run that asks nothing must say why."""
+        return [
+            f"{suite.config.name}: {reason}"
+            for suite in self.suites
+            if not suite.targets and (reason := suite.target_set.nothing_to_ask())
+        ]
+
+    def keyword_miss(self, expression: str) -> str:
+        """Why ``-k expression`` selected none of the recall cases, with the nearest corpus,
+        model or function name to a word that matches no case id (``-k jqeury``)."""
+        ids = [case.id.lower() for case in self.cases]
+        kinds = {
+            **{case.target.name: "function" for case in self.cases},
+            **{model.key: "model" for model in self.models},
+            **{suite.config.name: "corpus" for suite in self.suites},
+        }
+        words = [w for w in re.findall(r"[\w.\-]+", expression)
+                 if w.lower() not in ("and", "or", "not")]
+        for word in words:
+            if any(word.lower() in case_id for case_id in ids):
+                continue
+            close = difflib.get_close_matches(word, list(kinds), n=3, cutoff=0.6)
+            if close:
+                named = " or ".join(f"{name} (a {kinds[name]})" for name in close)
+                return f"-k {expression!r} matches no recall case: did you mean {named}?"
+        corpora = ", ".join(suite.config.name for suite in self.suites)
+        return (f"-k {expression!r} matches none of the {len(ids)} recall case(s), whose ids "
+                f"read <corpus>-<function>-<model> (corpora: {corpora})")
+
     def messages_for(self, case: RecallCase) -> list[str]:
         """Notes to print once at the end of a run that included ``case``."""
         excluded = case.suite.target_set.exclusion_message()
-        return self.messages + ([f"{case.corpus_name}: {excluded}"] if excluded else [])
+        notes = self.messages + self.nothing_to_ask()
+        return notes + ([f"{case.corpus_name}: {excluded}"] if excluded else [])
 
     def header(self, case: RecallCase) -> dict[str, Any]:
         """The dump header of ``case``'s (corpus, model) pair (built once per pair)."""
@@ -224,6 +259,9 @@ def build_plan(config: pytest.Config) -> RecallPlan:
             seed=opt("seed") if opt("seed") is not None else base.seed,
             min_code_lines=(
                 opt("min_code_lines") if opt("min_code_lines") is not None else base.min_code_lines
+            ),
+            primary_lines=(
+                opt("primary_lines") if opt("primary_lines") is not None else base.primary_lines
             ),
         )
         try:

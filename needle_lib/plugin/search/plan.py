@@ -122,15 +122,34 @@ class SearchPlan:
         }
 
 
-def _require_settings(engines: list[str], known: dict[str, EngineSpec]) -> None:
-    """Engines the user named must be evaluable: a missing key would otherwise skip every
-    case of the engine and leave a green run (a CI job with a missing secret)."""
+def _require_settings(engines: list[str], known: dict[str, EngineSpec], named: bool) -> None:
+    """Engines a run asks (named, or the default list) must be evaluable: a missing key would
+    otherwise skip every case of the engine and leave a green run (a CI job with a missing
+    secret)."""
     missing = [(name, var) for name in engines
                if (var := missing_setting(known[name], os.environ)) is not None]
     if missing:
+        which = "--engines" if named else f"--engines (default {DEFAULT_ENGINES})"
+        instead = "" if named else ", or name the engines to run with --engines"
         raise ConfigError(
-            "--engines: " + "; ".join(f"{name} needs {var}" for name, var in missing)
-            + " (export it or put it in .env; --skip-missing-keys skips such engines instead)")
+            f"{which}: " + "; ".join(f"{name} needs {var}" for name, var in missing)
+            + f" (export it or put it in .env; --skip-missing-keys skips such engines instead"
+            f"{instead})")
+
+
+def require_judge(plan: SearchPlan, benches: list[str], judge_model: str | None) -> None:
+    """A run with judged cases among ``benches`` needs the judge's key up front: without it
+    every judged case would skip, and a run that judged nothing is no result. Raises
+    ``ConfigError`` naming the variable."""
+    needing = [bench for bench in benches if plan.bench_queries(bench)
+               and (bench_named(bench).kind == "judged" or plan.answer_judge)]
+    if not needing:
+        return
+    judge = judge_model_config(judge_model)
+    try:
+        judge.resolve_api_key()
+    except ConfigError as exc:
+        raise ConfigError(f"the judge of {', '.join(needing)}: {exc}") from None
 
 
 def build_search_plan(config: pytest.Config) -> SearchPlan:
@@ -142,11 +161,11 @@ def build_search_plan(config: pytest.Config) -> SearchPlan:
         raise ConfigError(
             f"--engines: unknown engine(s) {', '.join(unknown)}; known: {', '.join(known)}"
         )
-    if opt("engines") and not opt("skip_missing_keys"):
-        _require_settings(engines, known)
     path = Path(opt("queries")) if opt("queries") else None
     sampling = {"sample": opt("sample"), "seed": opt("seed") or 0, "limit": opt("limit")}
-    queries = load_queries(path) if path is not None else []
+    queries = load_queries(path) if path is not None else []  # a malformed row comes first
+    if (opt("engines") or path is not None) and not opt("skip_missing_keys"):
+        _require_settings(engines, known, named=bool(opt("engines")))
     return SearchPlan(
         queries_path=path,
         queries=queries,
