@@ -7,8 +7,11 @@ from pathlib import Path
 import pytest
 from recall_helpers import tmp_config, write_sources
 
+from needle_lib.recall.confined import SYMLINK, UNDER_SYMLINK
 from needle_lib.recall.corpus import (
+    CorpusConfig,
     ScoringPolicy,
+    display_path,
     load_corpus,
     load_corpus_config,
     resolve_corpus,
@@ -248,3 +251,38 @@ def test_twins_within_one_file_of_a_multi_file_corpus_are_excluded(tmp_path: Pat
     target_set = find_targets(parse_corpus(corpus), primary_lines=2)
     assert not target_set.eligible
     assert [Path(f.file).name for f in target_set.excluded] == ["a.py", "a.py"]
+
+
+def test_a_files_glob_never_reads_through_a_symlink_or_outside_its_directory(
+    tmp_path: Path,
+) -> None:
+    """Issue 32 item 1, corpus ``[files]`` globs: a glob that matches a symlink (to a
+    credentials file, or to a directory outside the tree) leaves it out and says why."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "credentials.py").write_text('KEY = "SECRETCANARY"\n')
+    (outside / "deep.py").write_text("def deep():\n    return 'SECRETCANARY'\n")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "real.py").write_text("def real():\n    return 1\n")
+    (tree / "helpers.py").symlink_to(outside / "credentials.py")
+    (tree / "sub").symlink_to(outside, target_is_directory=True)
+    config = CorpusConfig(name="t", directory=tree, glob="**/*.py", source="t.toml")
+    corpus = load_corpus(config)
+    assert "SECRETCANARY" not in corpus.text
+    assert [f.path for f in corpus.files] == [display_path(tree / "real.py")]
+    assert [(i.path, i.reason) for i in corpus.left_out] == [("helpers.py", SYMLINK)]
+    assert corpus.describe()["left_out"] == [{"path": "helpers.py", "reason": SYMLINK}]
+    (tree / "pkg").mkdir()
+    (tree / "pkg" / "ok.py").write_text("def ok():\n    return 1\n")
+    through = load_corpus(CorpusConfig(name="t", directory=tree, glob="*/*.py", source="t"))
+    assert "SECRETCANARY" not in through.text
+    assert [f.path for f in through.files] == [display_path(tree / "pkg" / "ok.py")]
+    assert [(i.path, i.reason) for i in through.left_out] == [
+        ("sub/credentials.py", UNDER_SYMLINK), ("sub/deep.py", UNDER_SYMLINK)]
+    parent = CorpusConfig(name="t", directory=tree, glob="../outside/*.py", source="t.toml")
+    with pytest.raises(ConfigError, match=r"t.toml: .*matches no file.*2 left out.*outside"):
+        load_corpus(parent)
+    only_link = CorpusConfig(name="t", directory=tree, glob="helpers.py", source="t.toml")
+    with pytest.raises(ConfigError, match=r"helpers\.py: a symbolic link"):
+        load_corpus(only_link)

@@ -245,3 +245,58 @@ def test_a_repo_with_no_eligible_function_fails_like_a_run_that_ran_nothing(
     assert "ask about a shorter window with --primary-lines N" in err
     assert main(["extract", "--repo", str(root), "--all", "--primary-lines", "2"]) == 0
     assert capsys.readouterr().out.startswith("repo_short: 1 eligible target(s)")
+
+
+def test_symlinks_and_paths_outside_the_checkout_are_never_read(
+    checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 32 item 1: `helpers.py -> ~/.aws/credentials` (valid Python, git mode 120000)
+    put the credentials into every prompt. Neither a tracked link, an untracked one, nor a
+    tracked file under a symlinked directory is read; each is named with the reason."""
+    secrets = tmp_path / "home" / ".aws"
+    secrets.mkdir(parents=True)
+    (secrets / "credentials").write_text('aws_secret_access_key = "AKIASECRETCANARY"\n')
+    (secrets / "tool.py").write_text(_function("py", "leaked", 30))
+    (checkout / "src" / "helpers.py").symlink_to(secrets / "credentials")
+    git(checkout, "add", "src/helpers.py")
+    git(checkout, "commit", "-q", "-m", "a link")
+    assert git(checkout, "ls-files", "-s", "src/helpers.py").startswith("120000")
+    (checkout / "src" / "env.py").symlink_to(secrets / "credentials")  # untracked link
+    (checkout / "src" / "inside.py").symlink_to(checkout / "src" / "alpha.py")  # a link still
+    (checkout / "linked").mkdir()
+    (checkout / "linked" / "tool.py").write_text(_function("py", "tool", 30))
+    git(checkout, "add", "linked/tool.py")
+    git(checkout, "commit", "-q", "-m", "tracked file")
+    (checkout / "linked" / "tool.py").unlink()
+    (checkout / "linked").rmdir()
+    (checkout / "linked").symlink_to(secrets)  # tracked linked/tool.py now reads ~/.aws/tool.py
+    (secrets / "tool.py").rename(secrets / "tool.py.bak")
+    (secrets / "tool.py").symlink_to(secrets / "tool.py.bak")
+
+    corpus = load_corpus(spec_config(checkout))
+    assert "AKIASECRETCANARY" not in corpus.text and "leaked" not in corpus.text
+    assert "src/alpha.py" in [f.path for f in corpus.files]
+    left_out = {item.path: item.reason for item in corpus.left_out}
+    assert set(left_out) == {"src/helpers.py", "src/env.py", "src/inside.py", "linked/tool.py"}
+    assert "symbolic link" in left_out["src/helpers.py"]
+    assert "symbolically linked directory" in left_out["linked/tool.py"]
+    assert corpus.describe()["left_out"][0] == {"path": "linked/tool.py",
+                                                "reason": left_out["linked/tool.py"]}
+    message = corpus.left_out_message()
+    assert message is not None and "src/helpers.py: a symbolic link" in message
+
+    monkeypatch.setattr(suite, "parsed_corpus", cached_parse)
+    assert main(["extract", "--repo", str(checkout), "--all"]) == 0
+    err = capsys.readouterr().err
+    assert "repo_project: left out 4 file(s)" in err and "src/env.py" in err
+
+
+def test_a_checkout_of_nothing_but_links_names_them(tmp_path: Path) -> None:
+    root = tmp_path / "links"
+    root.mkdir()
+    (tmp_path / "secret.py").write_text(_function("py", "secret", 30))
+    (root / "a.py").symlink_to(tmp_path / "secret.py")
+    git(root, "init", "-q")
+    with pytest.raises(ConfigError, match="1 left out as symlinks or outside the checkout"):
+        load_corpus(spec_config(root))

@@ -57,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
     if args.primary_lines is not None:
         config = replace(config, sample=replace(config.sample, primary_lines=args.primary_lines))
     suite = load_suite(config)
+    left_out = suite.corpus.left_out_message()  # names its corpus itself
+    if left_out:
+        print(left_out, file=sys.stderr)
     for message in (suite.target_set.exclusion_message(), suite.target_set.nothing_to_ask()):
         if message:
             print(f"{suite.config.name}: {message}", file=sys.stderr)

@@ -3,12 +3,15 @@
 A corpus is one or more source files. Several files are concatenated in lexical order with a
 header per file, written in that file's own line-comment syntax, so the model sees the
 boundaries; every line number elsewhere in Needle refers to this concatenated text. A glob
-may match several languages: each file is parsed with its own grammar.
+may match several languages: each file is parsed with its own grammar. A file the glob
+matches through a symlink, or outside the ``[files]`` directory, is left out and named
+(``recall.confined``): the corpus goes to a model server whole.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.paths import CORPORA_DIR, REPO_ROOT, resolve_repo_path
+from needle_lib.recall.confined import LeftOut, confine, left_out_message
 from needle_lib.recall.languages import LANGUAGES, language_of, supported_extensions
 from needle_lib.recall.repo import (
     REPO_SCHEMA,
@@ -188,6 +192,9 @@ class Corpus:
     text: str
     files: tuple[CorpusFile, ...]
     repo: RepoSnapshot | None = None  # where a ``--repo`` corpus came from
+    #: Files the glob or the checkout matched but Needle refused to read (symlinks, paths
+    #: outside the tree): recorded and reported, never sent.
+    left_out: tuple[LeftOut, ...] = ()
 
     @cached_property
     def lines(self) -> list[str]:
@@ -218,7 +225,13 @@ class Corpus:
             "tokenizer": REFERENCE,
             "language": self.language,
             **({"repo": self.repo.describe()} if self.repo is not None else {}),
+            **({"left_out": [item.describe() for item in self.left_out]}
+               if self.left_out else {}),
         }
+
+    def left_out_message(self) -> str | None:
+        """The line a run prints about the files it did not read, if any."""
+        return left_out_message(self.name, self.left_out)
 
 
 def split_lines(text: str) -> list[str]:
@@ -242,15 +255,22 @@ def load_corpus(config: CorpusConfig) -> Corpus:
     if config.repo is not None:
         snapshot, texts = choose_files(config.repo, config.sample.seed)
         corpus = build_corpus(config.name, list(zip(snapshot.files, texts, strict=True)))
-        return replace(corpus, repo=snapshot)
+        return replace(corpus, repo=snapshot, left_out=snapshot.left_out)
     if not config.directory.is_dir():
         raise ConfigError(f"{config.source}: [files] directory {config.directory} does not exist")
-    paths = sorted(p for p in config.directory.glob(config.glob) if p.is_file())
+    matched = sorted(p for p in config.directory.glob(config.glob) if p.is_file())
+    names, left_out = confine(
+        config.directory, [os.path.relpath(p, config.directory) for p in matched]
+    )
+    paths = [config.directory / name for name in names]
     if config.limit is not None:
         paths = paths[: config.limit]
     if not paths:
+        refused = f" ({len(left_out)} left out: {left_out[0].path}: {left_out[0].reason})" \
+            if left_out else ""
         raise ConfigError(
-            f"{config.source}: [files] glob {config.glob!r} matches no file in {config.directory}"
+            f"{config.source}: [files] glob {config.glob!r} matches no file in "
+            f"{config.directory}{refused}"
         )
     unreadable = next((p for p in paths if language_of(p) is None), None)
     if unreadable is not None:
@@ -258,9 +278,10 @@ def load_corpus(config: CorpusConfig) -> Corpus:
             f"{config.source}: unsupported source file {unreadable.name} "
             f"(supported: {supported_extensions()})"
         )
-    return build_corpus(
+    corpus = build_corpus(
         config.name, [(display_path(p), p.read_text(encoding="utf-8")) for p in paths]
     )
+    return replace(corpus, left_out=tuple(left_out))
 
 
 def recorded_repo_corpus(block: Mapping[str, Any]) -> Corpus:

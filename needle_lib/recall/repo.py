@@ -7,7 +7,9 @@ in a language recall reads, matching the include globs and none of the exclude g
 How many: as many as fit the prompt budget, chosen by a shuffle seeded with the sampling
 seed — deterministic for one checkout, budget and seed, yet spread over the whole tree
 rather than the alphabetically first directories. The chosen files are then
-concatenated in path order. The commit hash, whether any chosen file has local changes, and
+concatenated in path order. A symlink, a file under a symlinked directory, and anything
+that resolves outside the checkout are never read (``recall.confined``); the snapshot
+lists them with the reason. The commit hash, whether any chosen file has local changes, and
 the file list go into the dump, so two models are compared on the same text (the corpus
 hash proves it).
 """
@@ -23,6 +25,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from needle_lib.recall.confined import LeftOut, confine
 from needle_lib.recall.languages import language_of
 from needle_lib.tokens import counted_tokens
 from needle_lib.tomlconf import ConfigError, Key
@@ -67,6 +70,8 @@ class RepoSnapshot:
     include: tuple[str, ...]
     exclude: tuple[str, ...]
     folder: str = "."  # the named folder, relative to ``root`` ("." for the whole checkout)
+    #: Matching files never read: symlinks and paths that leave the checkout.
+    left_out: tuple[LeftOut, ...] = ()
 
     def describe(self) -> dict[str, Any]:
         """The dump's provenance of a repo corpus (the file list is the corpus's own)."""
@@ -138,7 +143,8 @@ def candidate_files(spec: RepoSpec) -> tuple[Path, list[str]]:
 def choose_files(spec: RepoSpec, seed: int) -> tuple[RepoSnapshot, list[str]]:
     """The snapshot and the texts of the files that fit the spec's budget, in path order."""
     budget = prompt_budget(spec)
-    root, names = candidate_files(spec)
+    root, listed = candidate_files(spec)
+    names, left_out = confine(root, listed)
     folder = checkout_folder(spec.path)[1]
     texts: dict[str, str] = {}
     for name in names:
@@ -164,6 +170,8 @@ def choose_files(spec: RepoSpec, seed: int) -> tuple[RepoSnapshot, list[str]]:
     if not chosen:
         smallest = min((counted_tokens(t) for t in texts.values()), default=None)
         found = f"the smallest of {len(texts)} is {smallest:,} tokens" if texts else "none"
+        if left_out:
+            found += f"; {len(left_out)} left out as symlinks or outside the checkout"
         raise ConfigError(
             f"--repo {spec.path}: no readable source file fits --max-prompt-tokens {budget:,} "
             f"({found}; supported files are matched by extension and the include globs)"
@@ -174,6 +182,7 @@ def choose_files(spec: RepoSpec, seed: int) -> tuple[RepoSnapshot, list[str]]:
     snapshot = RepoSnapshot(
         root, commit, dirty, tuple(chosen), len(texts), budget, spec.include, spec.exclude,
         folder,
+        tuple(left_out),
     )
     return snapshot, [texts[name] for name in chosen]
 

@@ -172,7 +172,8 @@ class RecallPlan:
     def messages_for(self, case: RecallCase) -> list[str]:
         """Notes to print once at the end of a run that included ``case``."""
         excluded = case.suite.target_set.exclusion_message()
-        notes = self.messages + self.nothing_to_ask()
+        left_out = case.suite.corpus.left_out_message()
+        notes = self.messages + ([left_out] if left_out else []) + self.nothing_to_ask()
         return notes + ([f"{case.corpus_name}: {excluded}"] if excluded else [])
 
     def header(self, case: RecallCase) -> dict[str, Any]:
