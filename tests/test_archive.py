@@ -6,12 +6,14 @@ one-line answers when the token or the extra is missing."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from search_runs import START, finance_run, news_run
 
+from needle_lib.benches.queries import file_sha256
 from needle_lib.cli import main
 from needle_lib.continuous.daily import DAILY_FILE
 from needle_lib.continuous.runs import load_run
@@ -45,6 +47,14 @@ def with_query_file(directory: Path, report: Path) -> Path:
     path.write_text("".join(json.dumps({"query_id": q, "query_text": t,
                                         "query_origin": {"source": "rss", "feed": "bbc"}}) + "\n"
                             for q, t in rows.items()))
+    data["header"]["queries"]["sha256"] = file_sha256(path)  # as the run recorded it
+    report.write_text(json.dumps(data))
+    return path
+
+
+def _run_dir(root: Path, number: int) -> Path:
+    path = root / f"run{number}"
+    path.mkdir()
     return path
 
 
@@ -73,9 +83,9 @@ def test_publish_archives_every_artifact_and_the_query_window(hub, tmp_path, cap
 
 
 def test_republishing_replaces_only_that_runs_files(hub, tmp_path):
-    run = news_run(tmp_path, START, seed=1)
-    other = news_run(tmp_path, START + timedelta(hours=1), seed=2)
-    stale = with_query_file(tmp_path, run)
+    run, other = (news_run(directory, START + timedelta(hours=hour), seed=hour + 1)
+                  for hour, directory in ((0, _run_dir(tmp_path, 1)), (1, _run_dir(tmp_path, 2))))
+    stale = with_query_file(run.parent, run)  # each run directory holds its own query file
     assert main(["publish", str(run), str(other), "--site", str(tmp_path / "h"),
                  "--hub", REPO]) == 0
     before = archived(hub)
@@ -105,9 +115,10 @@ def test_hub_errors_are_retried_with_the_shared_policy(hub, tmp_path, monkeypatc
 
 
 def test_backfill_rebuilds_history_and_window_from_the_archive(hub, tmp_path):
-    reports = [news_run(tmp_path, START + timedelta(hours=h), seed=h) for h in (0, 12, 30)]
+    reports = [news_run(_run_dir(tmp_path, h), START + timedelta(hours=h), seed=h)
+               for h in (0, 12, 30)]
     for report in reports:
-        with_query_file(tmp_path, report)
+        with_query_file(report.parent, report)
     assert main(["publish", *map(str, reports), "--site", str(tmp_path / "h"),
                  "--hub", REPO]) == 0
     assert main(["publish", "--backfill", "--site", str(tmp_path / "again"), "--hub",
@@ -133,3 +144,43 @@ def test_a_missing_extra_is_one_line_naming_the_install():
         require_extra("no_such_module_for_needle", "hub", "needle publish --hub")
     message = str(caught.value)
     assert "uv sync --extra hub" in message and "\n" not in message
+
+
+def test_a_report_cannot_name_a_file_to_upload(hub, tmp_path, capsys):
+    """Issue 32 item 2: a header whose ``queries.path`` named a credentials file had it
+    uploaded. An absolute path out of a report is never opened, even with the right
+    digest; a file found by the header's name with another digest is an error naming the
+    report, and nothing is written or uploaded."""
+    secret = tmp_path / "home" / ".aws" / "credentials"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("aws_secret_access_key = SECRETCANARY\n")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    report = news_run(runs, START, seed=1)
+    data = json.loads(report.read_text())
+    data["header"]["queries"] = {**data["header"]["queries"], "path": str(secret),
+                                 "sha256": file_sha256(secret)}
+    report.write_text(json.dumps(data))
+    assert main(["publish", str(report), "--site", str(tmp_path / "h"), "--hub", REPO]) == 0
+    files = archived(hub)
+    assert not any(b"SECRETCANARY" in body for body in files.values())
+    assert sorted(path.rsplit("/", 1)[-1] for path in files) == sorted(
+        [report.name, DAILY_FILE])
+    assert "its query file 'credentials' is not beside the report" in capsys.readouterr().err
+
+    beside = runs / "credentials"  # the header's name, found beside it: a digest mismatch
+    beside.write_text("aws_secret_access_key = OTHERCANARY\n")
+    before = dict(hub.files)
+    history = (tmp_path / "h" / "history.jsonl").read_text()
+    again = news_run(runs, START + timedelta(hours=1), seed=2)
+    data = json.loads(again.read_text())
+    data["header"]["queries"] = {**data["header"]["queries"], "path": "../../credentials"}
+    again.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["publish", str(again), "--site", str(tmp_path / "h"), "--hub", REPO]) == 2
+    err = capsys.readouterr().err
+    assert re.search(rf"{again.name}: header.queries.sha256 is 0000.*'credentials'.*does "
+                     r"not match.*refusing to archive or read it", err), err
+    assert "OTHERCANARY" not in err
+    assert hub.files == before
+    assert (tmp_path / "h" / "history.jsonl").read_text() == history

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX
 from needle_lib.continuous.archive import RUNS_ROOT, TOKEN_ENV, Archive
+from needle_lib.continuous.artifacts import query_file_name, run_artifacts
 from needle_lib.continuous.daily import to_jsonl
 from needle_lib.continuous.parts import (
     SHARD,
@@ -123,6 +124,12 @@ def _archive(repo: str, runs: list[PublishedRun], site: Site) -> None:
         print(f"needle publish: {TOKEN_ENV} is not set; archive to {repo} skipped",
               file=sys.stderr)
         return
+    for run in runs:
+        name = query_file_name(run)
+        if name is not None and run_artifacts(run).queries is None:
+            print(f"needle publish: {run.source}: its query file {name!r} is not beside the "
+                  "report or in its run directory (gold/); archived without it (a path "
+                  "out of a report is never uploaded as it stands)", file=sys.stderr)
     uploaded = Archive(repo).upload(runs, to_jsonl(site.daily))
     print(f"archive → {repo}: {len(uploaded.added)} file(s), {len(uploaded.deleted)} stale "
           f"file(s) removed (commit {uploaded.commit[:12]})")
