@@ -308,3 +308,59 @@ def test_summary_appends_markdown_tables(tmp_path):
     text = summary.read_text()
     assert text.startswith("## runs\n### finance · run 20260701T001700Z (complete)")
     assert "recall@5" in text and "keenable" in text and "ultimate" in text
+
+
+class Interrupted(Exception):
+    """Stands for the process dying mid-publish (a kill, a full disk, a CI timeout)."""
+
+
+@pytest.mark.parametrize("republish", [False, True], ids=["new-run", "republished-run"])
+def test_an_interrupted_publish_never_leaves_rows_without_their_report(
+        tmp_path, monkeypatch, republish):
+    """Issue 32 item 6: a publish killed after writing history rows left the run without
+    its kept report, and its run page empty. Reports are written before the rows that
+    refer to them (and a re-published run's report is rewritten in place, not unlinked
+    first), so a publish that dies at its first report write leaves no such rows."""
+    site = tmp_path / "h"
+    first = news_run(tmp_path, START, seed=1)
+    assert main(["publish", str(first), "--site", str(site)]) == 0
+    second = first if republish else news_run(tmp_path, START + timedelta(hours=1), seed=2)
+    from needle_lib.continuous import store
+
+    real = store.write_json_atomic
+
+    def dies_at_a_kept_report(path, data, **how):
+        if path.parent.parent.name == store.RUNS:
+            raise Interrupted(path)
+        real(path, data, **how)
+
+    monkeypatch.setattr(store, "write_json_atomic", dies_at_a_kept_report)
+    with pytest.raises(Interrupted):
+        main(["publish", str(second), "--site", str(site)])
+    monkeypatch.undo()
+    for bench, run_id in {(r["bench"], r["run_id"]) for r in rows(site, "history")}:
+        assert (site / "runs" / bench / f"{run_id}.json").is_file(), run_id
+    assert Site.load(site).orphans() == []
+
+
+def test_rows_without_a_report_are_reported_and_a_republish_repairs_them(tmp_path, capsys):
+    """A history an interrupted publish of an earlier version left behind: `needle publish`
+    and `needle dashboard` name the run and the fix, the run page says the report is
+    missing (not an empty page), and publishing the report again repairs it."""
+    site = tmp_path / "h"
+    first = news_run(tmp_path, START, seed=1)
+    second = news_run(tmp_path, START + timedelta(hours=1), seed=2)
+    assert main(["publish", str(first), "--site", str(site)]) == 0
+    (site / "runs" / "news" / "20260701T001700Z.json").unlink()  # the damage
+    capsys.readouterr()
+    assert main(["publish", str(second), "--site", str(site)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: news run 20260701T001700Z: its report is missing from the history" in err
+    assert "needle publish REPORT --site DIR" in err
+    assert main(["dashboard", "--site", str(site)]) == 0
+    assert "note: news run 20260701T001700Z: its report is missing" in capsys.readouterr().out
+    page = (site / "dashboard" / "search" / "news" / "runs" / "20260701T001700Z.html")
+    assert "judgements cannot be shown: its report is missing" in page.read_text()
+    assert main(["publish", str(first), "--site", str(site)]) == 0
+    assert "missing" not in capsys.readouterr().err
+    assert Site.load(site).orphans() == []

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from needle_lib.commands.publish import load_runs, merged_run, run_groups
 from needle_lib.continuous.runs import PublishedRun, ReportError, load_run
-from needle_lib.continuous.store import Site
+from needle_lib.continuous.store import Site, orphan_notes
 from needle_lib.dashboard.build import build_dashboard
 from needle_lib.dashboard.search_pages import SearchHistory
 from needle_lib.dashboard.site_config import SiteConfig, load_site_config
@@ -66,9 +66,9 @@ def run(args: argparse.Namespace) -> int:
         if not args.site.is_dir():
             print(f"needle dashboard: {args.site} is not a directory", file=sys.stderr)
             return 2
-        search: SearchHistory | None = SearchHistory(Site.load(args.site, window_only=True),
-                                                     str(args.site),
-                                                     config)
+        history = Site.load(args.site, window_only=True)
+        notes += orphan_notes(history)
+        search: SearchHistory | None = SearchHistory(history, str(args.site), config)
     elif args.report:
         runs = load_runs(args.report)
         search = SearchHistory(Site.of_runs(runs), ", ".join(p.name for p in args.report),

@@ -33,7 +33,7 @@ from needle_lib.continuous.parts import (
     read_part,
 )
 from needle_lib.continuous.runs import PublishedRun, load_run
-from needle_lib.continuous.store import Site, publish
+from needle_lib.continuous.store import Site, orphan_notes, publish
 from needle_lib.jsonio import write_json_atomic
 from needle_lib.report.search_summary import engine_table
 
@@ -190,6 +190,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{verb} {published.bench} run {published.run_id}{flag}: {rows} from "
               f"{published.source}")
     print(f"history → {args.site}")
+    for note in orphan_notes(result.site):
+        print(f"needle publish: warning: {note}", file=sys.stderr)
     if args.summary is not None:
         with args.summary.open("a", encoding="utf-8") as fh:
             fh.write(markdown_summary(result.runs))

@@ -13,7 +13,13 @@ queries of the last 24 hours, ``continuous.daily``).
 
 Writers take an exclusive ``flock`` on ``.publish.lock`` for the whole read-modify-write
 and replace each file atomically, so two publishes at once both land and a reader (or a
-crash) never sees half a file.
+crash) never sees half a file. A publish writes in an order a crash can interrupt at any
+point: the runs' kept reports first, then the row files that refer to them, then
+``latest/``, and only last removes reports no longer kept. An interrupted publish leaves at
+most reports without rows (harmless: the next publish of the run replaces them), never rows
+whose run page would have no report. Rows of a run that *should* have its report here and
+do not (a history written before this order) are found by ``Site.orphans`` and reported by
+``needle publish`` and ``needle dashboard``.
 """
 
 from __future__ import annotations
@@ -51,6 +57,15 @@ RUNS = "runs"
 #: Run reports kept per bench: a week of the daily benches, a day of hourly news; enough to
 #: browse recent judgements without the history branch growing by a report every hour.
 RUNS_KEPT = 30
+#: Said of a run with rows but no kept report (``Site.orphans``), wherever it is reported.
+MISSING_REPORT = ("its report is missing from the history although it is among its bench's "
+                  "newest runs (a publish was interrupted after writing its rows); publish "
+                  "the run's report again (needle publish REPORT --site DIR) to restore it")
+
+
+def orphan_notes(site: Site) -> list[str]:
+    """One line per run with rows but no kept report (``Site.orphans``)."""
+    return [f"{bench} run {run_id}: {MISSING_REPORT}" for bench, run_id in site.orphans()]
 
 
 @dataclass
@@ -66,6 +81,8 @@ class Site:
     #: Kept run reports by (bench, run_id), each like a ``latest`` entry.
     reports: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     daily: list[dict[str, Any]] = field(default_factory=list)
+    #: Kept reports to write again though their file exists (re-published runs).
+    rewrite: set[tuple[str, str]] = field(default_factory=set)
 
     @classmethod
     def load(cls, directory: Path, *, window_only: bool = False) -> Site:
@@ -168,6 +185,15 @@ class Site:
         self.reports = {k: v for k, v in self.reports.items() if k in keep}
 
     def write(self, directory: Path) -> None:
+        """Write the directory in crash-safe order (see the module docstring): the reports
+        rows refer to, then the rows, then ``latest/``, then drop reports no longer kept."""
+        for (bench, run_id), entry in self.reports.items():
+            target = inside(directory / RUNS,
+                            f"{safe_file_name(bench)}/{safe_file_name(run_id)}.json")
+            # a run's kept report never changes unless re-published
+            if (bench, run_id) in self.rewrite or not target.exists():
+                write_json_atomic(target, entry)
+        self.rewrite = set()
         for name in ROW_FILES:
             rows = getattr(self, name)
             write_text_atomic(directory / f"{name}.jsonl", "".join(
@@ -178,19 +204,31 @@ class Site:
         for bench, latest in self.latest.items():
             write_json_atomic(inside(directory / LATEST, f"{safe_file_name(bench)}.json"),
                               latest)
-        for (bench, run_id), entry in self.reports.items():
-            target = inside(directory / RUNS,
-                            f"{safe_file_name(bench)}/{safe_file_name(run_id)}.json")
-            if not target.exists():  # a run's kept report never changes unless re-published
-                write_json_atomic(target, entry)
         for path in (directory / RUNS).glob("*/*.json"):
             if (path.parent.name, path.stem) not in self.reports:
                 path.unlink()
 
-    def forget_reports(self, keys: list[tuple[str, str]], directory: Path) -> None:
-        """Mark re-published runs so their kept reports are rewritten."""
-        for bench, run_id in keys:
-            (directory / RUNS / bench / f"{run_id}.json").unlink(missing_ok=True)
+    def forget_reports(self, keys: list[tuple[str, str]]) -> None:
+        """Mark re-published runs so their kept reports are rewritten (in place, by
+        ``write``: unlinking them first left their rows without a report until then)."""
+        self.rewrite |= set(keys)
+
+    def orphans(self) -> list[tuple[str, str]]:
+        """Finished runs with rows in the history but no kept report although they are
+        among their bench's newest ``RUNS_KEPT`` runs: a publish interrupted between its rows
+        and its report (before publishes wrote reports first). Their run pages would have
+        nothing to show; ``needle publish`` of the run's report repairs them."""
+        times: dict[tuple[str, str], str] = {}
+        for row in self.history:
+            key = (row["bench"], row["run_id"])
+            times[key] = min(times.get(key, row["ts"]), row["ts"])
+        for key, entry in self.reports.items():
+            times.setdefault(key, entry["ts"])
+        newest: dict[str, list[tuple[str, str]]] = {}
+        for key in sorted(times, key=lambda k: times[k], reverse=True):
+            newest.setdefault(key[0], []).append(key)
+        return sorted(key for keys in newest.values() for key in keys[:RUNS_KEPT]
+                      if key not in self.reports)
 
 
 def _read_entry(path: Path) -> dict[str, Any]:
@@ -293,7 +331,7 @@ def publish(runs: list[PublishedRun], directory: Path, *, parts: Sequence[PartIn
         site.drop(update.stale if update else set())
         site.add_daily([run for run in runs if run.progress is None], daily)
         site.refresh()
-        site.forget_reports([run.key for run in runs], directory)
+        site.forget_reports([run.key for run in runs])
         if update:
             update.apply(set(site.reports))
         site.write(directory)

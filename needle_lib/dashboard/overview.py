@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.continuous.archive import file_url
-from needle_lib.continuous.store import Site
+from needle_lib.continuous.store import MISSING_REPORT, Site
 from needle_lib.dashboard import overview_charts as charts
 from needle_lib.dashboard import site
 from needle_lib.dashboard.exports import Bar, Cell, PageTables, Table, leaderboard_svg, num
@@ -358,7 +358,7 @@ def _artifact_links(ctx: Context) -> str:
 # --- runs ----------------------------------------------------------------------------------
 
 def _run_page(ctx: Context, view: BenchView, run: dict[str, Any], rows: list[dict[str, Any]],
-              kept: bool) -> tuple[str, PageTables]:
+              kept: bool, missing: bool = False) -> tuple[str, PageTables]:
     tables = PageTables(f"{run['run_id']}.html")
     headers = ["engine", *(view.metric_title(m) for m in view.metrics), "queries scored",
                "search errors", "judge errors", "p50 s", "p95 s"]
@@ -388,6 +388,9 @@ def _run_page(ctx: Context, view: BenchView, run: dict[str, Any], rows: list[dic
     if kept:
         body += ["<h2>Judgements</h2>",
                  browser_html("../../", [(f"{view.bench}/{run['run_id']}", f"{run['run_id']}/")])]
+    elif missing:
+        body.append(f"<p class=flag>This run's judgements cannot be shown: "
+                    f"{escape(MISSING_REPORT)}.</p>")
     else:
         body.append("<p>This run's judgements are no longer kept in the history (only each "
                     "bench's newest runs are); read them in its archived report.</p>")
@@ -410,6 +413,7 @@ def write_overview(ctx: Context, out: Path) -> tuple[list[Path], dict[str, dict[
                                    tables, _nav())
     extra: dict[str, dict[str, str]] = {}
     runs = window_runs(ctx.history)
+    orphans = set(ctx.history.orphans())
     for view in ctx.views:
         svg = search_dir / view.bench / "leaderboard.svg"
         svg.parent.mkdir(parents=True, exist_ok=True)
@@ -427,7 +431,8 @@ def write_overview(ctx: Context, out: Path) -> tuple[list[Path], dict[str, dict[
                 write_run_data(search_dir / view.bench / "runs" / run["run_id"],
                                ctx.history.reports[view.bench, run["run_id"]])
             body, tables = _run_page(ctx, view, run, rows_of[run["run_id"]],
-                                     run["run_id"] in kept)
+                                     run["run_id"] in kept,
+                                     (view.bench, run["run_id"]) in orphans)
             pages += write_with_tables(out, f"{ROOT}/{view.bench}/runs/{run['run_id']}.html",
                                        f"{view.bench} — run {run['run_id']}", body, tables,
                                        [(f"{ROOT}/{view.bench}/runs.html", "runs"), *_nav()])
@@ -442,6 +447,7 @@ def write_overview(ctx: Context, out: Path) -> tuple[list[Path], dict[str, dict[
                          num(str(run["engines"])),
                          num(str(run["errors"]), "flag" if run["errors"] else ""),
                          Cell("—" if pending else "yes" if run["run_id"] in kept
+                              else "report missing" if (view.bench, run["run_id"]) in orphans
                               else "archive only")],
                         "errors" if run["errors"] or not run["complete"] else "")
         pages += write_with_tables(out, f"{ROOT}/{view.bench}/runs.html",
