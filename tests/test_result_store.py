@@ -14,8 +14,19 @@ from typing import Any
 from evalrun import assert_usage_error, load_dump, run_evals
 
 from needle_lib.cli import main as needle
+from needle_lib.llm import ChatResult
 from needle_lib.paths import REPO_ROOT
+from needle_lib.recall.corpus import ScoringPolicy
+from needle_lib.recall.results import (
+    STORED_ANSWER_CHARS,
+    answer_fields,
+    score_fields,
+    stored_answer_fields,
+    stored_result,
+)
+from needle_lib.recall.score import score_answer
 from needle_lib.recall.store import DEFAULT_SELECTION, STORED_AS, ResultStore
+from needle_lib.report.html import diff_html
 from needle_lib.testing.loopback import Response
 from needle_lib.testing.openai_server import FakeOpenAIServer
 
@@ -95,7 +106,8 @@ def test_a_dump_in_progress_is_rewritten_compact_and_the_finished_one_durable(
     tmp_path, monkeypatch
 ):
     """Per-case rewrites use json's C encoder and no fsync (a killed run still finds the
-    last one whole); the run's last write, file and view, is indented and fsynced."""
+    last one whole); the run's last write is indented and fsynced, and the view, a link to
+    the run file, reads the same."""
     synced: list[int] = []
     real_fsync = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
@@ -108,7 +120,7 @@ def test_a_dump_in_progress_is_rewritten_compact_and_the_finished_one_durable(
         text = path.read_text()
         assert text.count("\n") == 1 and json.loads(text)["cases"] == cases
     store.save(PAIR, run, {"in_progress": False, "complete": True, "cases": cases})
-    assert len(synced) == 2
+    assert len(synced) == 1  # the run file; the view is a link to it, not a second copy
     for path in (run, store.latest_path(PAIR)):
         text = path.read_text()
         assert text.count("\n") > 1 and json.loads(text)["complete"] is True
@@ -188,3 +200,45 @@ def test_two_runs_on_one_pair_at_once_each_keep_their_cases(tmp_path):
     assert {k: v for k, v in view.items() if k != STORED_AS} == {
         k: v for k, v in json.loads(source.read_text()).items() if k != STORED_AS
     }
+
+
+def test_an_8_mb_answer_is_stored_once_and_capped(tmp_path):
+    """Issue 32 item 5: an 8 MB answer was stored three times (the run file, the latest
+    view, the HTML report's diff): 24 MB from one case. The answer is kept (and scored) up
+    to STORED_ANSWER_CHARS with a flag, and the view is a link to the run file."""
+    expected = [f"    x{i} = {i}" for i in range(20)]
+    answer = "\n".join(expected) + "\n" + ("y" * 999 + "\n") * 8_000  # 8 MB of babble
+    reasoning = "r" * 100_000
+    result = ChatResult(content=answer, reasoning=reasoning, finish_reason="stop", usage=None,
+                        timings=None, latency_s=1.0, model="m", attempts=1)
+    fields = answer_fields(result)
+    assert len(fields["response"]) == STORED_ANSWER_CHARS <= 65_536
+    assert fields["response"] == answer[:STORED_ANSWER_CHARS]
+    assert fields["reasoning"] == reasoning[:STORED_ANSWER_CHARS]
+    assert fields["answer_cut"] == {"response": len(answer), "reasoning": len(reasoning)}
+    assert stored_answer_fields(fields) == fields  # a resumed case keeps its flag
+    scored = stored_result(fields)  # the fixture scores what it stores
+    score = score_answer(scored.content, expected, ["code"] * 20, [], ScoringPolicy())
+    assert score.matched == 20  # the answer's head still holds the lines asked for
+    store = ResultStore(tmp_path)
+    run = store.new_run(PAIR, STARTED)
+    case = {"case_id": "a", "function": "f", **fields}
+    store.save(PAIR, run, {"in_progress": False, "complete": True, "cases": [case]})
+    view = store.latest_path(PAIR)
+    assert view.is_symlink() and os.readlink(view) == f"runs/{PAIR}/{run.name}"
+    assert json.loads(view.read_text())["cases"][0]["answer_cut"] == fields["answer_cut"]
+    on_disk = sum(p.lstat().st_size for p in tmp_path.rglob("*"))
+    page = diff_html({**case, **score_fields(score)}, [d.to_json() for d in score.diff])
+    assert on_disk + len(page.encode()) < 4 * STORED_ANSWER_CHARS + 200_000  # not 24 MB
+
+
+def test_the_view_becomes_a_link_and_an_older_dump_in_its_place_is_kept(tmp_path):
+    store = ResultStore(tmp_path)
+    old = {"complete": True, "cases": [{"case_id": str(n)} for n in range(16)]}
+    store.latest_path(PAIR).write_text(json.dumps(old))  # a dump from before the store
+    run = store.new_run(PAIR, STARTED)
+    store.save(PAIR, run, {"complete": True, DEFAULT_SELECTION: True, "cases": [{}]})
+    assert store.latest_path(PAIR).is_symlink()
+    assert json.loads(store.latest_path(PAIR).read_text())[STORED_AS] == f"runs/{PAIR}/{run.name}"
+    kept = [p for p in store.runs(PAIR) if p != run]
+    assert len(kept) == 1 and json.loads(kept[0].read_text()) == old  # moved, not destroyed

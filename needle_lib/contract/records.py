@@ -36,7 +36,8 @@ class RecallCaseRecord(TypedDict):
     bonus: int | None
     missing: int | None
     composition: dict[str, Any] | None
-    #: The answer as the server sent it (``recall.results.answer_fields``).
+    #: The answer as the server sent it, up to ``recall.results.STORED_ANSWER_CHARS``
+    #: characters (``recall.results.answer_fields``).
     response: str | None
     reasoning: str | None
     finish_reason: str | None
@@ -49,6 +50,9 @@ class RecallCaseRecord(TypedDict):
     skip_reason: str | None
     requested_at: NotRequired[float]
     resumed: NotRequired[bool]
+    #: Set when the answer or reasoning was longer than ``recall.results.STORED_ANSWER_CHARS``:
+    #: each cut field's full length in characters (the stored head is what was scored).
+    answer_cut: NotRequired[dict[str, int]]
 
 
 def recall_case_record(*, function: str, case_id: str, file: str, start_line: int, signature: str,

@@ -32,7 +32,7 @@ from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.scorecard import Scorecard
 from needle_lib.plugin.session import recall_plan, run_state, use_color
 from needle_lib.plugin.shard import part_fields
-from needle_lib.recall.results import answer_fields
+from needle_lib.recall.results import answer_fields, stored_result
 from needle_lib.tomlconf import ConfigError
 
 
@@ -81,8 +81,8 @@ def recall_answer(
     scorecard.set_detail("messages", plan.messages_for(recall_case))
     stored = stored_answer(config, recall_case)
     if stored is not None:
-        scorecard.update_case(**answer_fields(stored), resumed=True)
-        return stored
+        scorecard.update_case(**stored, resumed=True)
+        return stored_result(stored)
 
     state = run_state(config)
     model = f"model {recall_case.model.key}"
@@ -107,8 +107,9 @@ def recall_answer(
     result = sent.result
     assert result is not None  # a Sent holds an answer or an error
     state.note_success(model)
-    scorecard.update_case(**answer_fields(result))
-    return result
+    fields = answer_fields(result)  # capped for storage: what is stored is what is scored
+    scorecard.update_case(**fields)
+    return stored_result(fields)
 
 
 def _preflight(state: RunState, scorecard: Scorecard, client: ChatClient,

@@ -3,6 +3,13 @@
 Quality percentages are computed over *valid* cases only (passed or failed): an errored or
 skipped case says nothing about the model, and scoring it as zero would rank a flaky
 server as a bad model. A run with any error is marked ``valid: false`` instead.
+
+An answer is kept up to ``STORED_ANSWER_CHARS`` characters (the answer and the reasoning
+each), and the kept text is also the text scored, so the live run, ``--resume`` and
+``needle rescore`` reach the same verdict from the same characters. A recall answer is a
+few KB (twenty lines); the cap is 30 times that. Without it an 8 MB answer (the chat
+client's own limit, ``max_answer_bytes``) was stored in the run file, the latest view and
+the HTML report: 24 MB from one case. A cut is flagged in the case (``answer_cut``).
 """
 
 from __future__ import annotations
@@ -17,6 +24,9 @@ from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.score import SCORER_VERSION, Score
 
 SCHEMA_VERSION = 2
+
+#: Characters kept of a recall answer, and of its reasoning: the head, scored and stored.
+STORED_ANSWER_CHARS = 65_536
 
 PASSED, FAILED, ERROR, SKIPPED = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED
 
@@ -37,10 +47,19 @@ def run_status(dump: dict[str, Any]) -> str:
     return " ".join(flags) or "ok"
 
 
+def _kept(text: str | None) -> str | None:
+    return text[:STORED_ANSWER_CHARS] if text is not None else None
+
+
 def answer_fields(result: ChatResult) -> dict[str, Any]:
+    """The case fields of an answer, each text cut to ``STORED_ANSWER_CHARS``; a cut adds
+    ``answer_cut``: the length in characters of each field that was cut."""
+    cut = {name: len(text) for name, text in (("response", result.content),
+                                              ("reasoning", result.reasoning))
+           if text is not None and len(text) > STORED_ANSWER_CHARS}
     return {
-        "response": result.content,
-        "reasoning": result.reasoning,
+        "response": _kept(result.content),
+        "reasoning": _kept(result.reasoning),
         "finish_reason": result.finish_reason,
         "usage": result.usage,
         "timings": result.timings,
@@ -49,6 +68,7 @@ def answer_fields(result: ChatResult) -> dict[str, Any]:
         "attempts": result.attempts,
         "prompt_count": result.prompt_count,
         "answer_truncated_by_needle": result.truncated_by_needle,
+        **({"answer_cut": cut} if cut else {}),
     }
 
 
@@ -66,6 +86,15 @@ def stored_result(case: dict[str, Any]) -> ChatResult:
         prompt_count=case.get("prompt_count"),
         truncated_by_needle=bool(case.get("answer_truncated_by_needle")),
     )
+
+
+def stored_answer_fields(case: dict[str, Any]) -> dict[str, Any]:
+    """The answer fields of a stored case as ``answer_fields`` wrote them, its cut flag
+    included (the stored text is within the cap already)."""
+    fields = answer_fields(stored_result(case))
+    if case.get("answer_cut"):
+        fields["answer_cut"] = case["answer_cut"]
+    return fields
 
 
 def score_fields(score: Score) -> dict[str, Any]:

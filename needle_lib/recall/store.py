@@ -4,12 +4,16 @@ A run on a (corpus, model) pair writes ``<results>/runs/<pair>/<UTC time>.json``
 ``-3``, … for runs started in the same second), a name no other run holds, so a
 ``--function X`` or ``--sample 3`` run can never replace a complete 16-case dump.
 ``<results>/<pair>.json`` — the path every dump had before the store — is the *latest
-view*: a copy of the latest complete run of the pair's default selection and policy; until
-one exists, the latest default run in progress (so ``needle status`` can offer to resume
-it), and until then the latest run of any selection. Readers (``needle status``,
-``rescore``, ``compare``, ``dashboard``, gates) read the view, so they pick the right run
-without knowing the store; dumps written before the store are views already and load as
-they are.
+view*: a relative symbolic link to the run file of the latest complete run of the pair's
+default selection and policy; until one exists, the latest default run in progress (so
+``needle status`` can offer to resume it), and until then the latest run of any selection.
+A link, not a copy: a copy stored every answer twice (an 8 MB answer was 24 MB on disk with
+the HTML report) and was rewritten after every case. Readers (``needle status``,
+``rescore``, ``compare``, ``dashboard``, gates) read the view, and reading follows the
+link, so they pick the right run without knowing the store; where the file system refuses
+symlinks (Windows without the privilege) the view is a copy, as before. Dumps written
+before the store are views already and load as they are; a run that takes the view's place
+moves such a dump into the pair's run folder first, so it is never destroyed.
 
 A dump in progress is rewritten after every case, compact and without an fsync (see
 ``write_dump``); the run's last write is indented for reading and fsynced.
@@ -84,21 +88,33 @@ class ResultStore:
         return found
 
     def save(self, pair: str, run: Path, dump: dict[str, Any]) -> None:
-        """Write ``dump`` to its run file, and to the pair's view unless the view holds a
-        better run: a default run beats any other, a complete one an incomplete one, and
-        among equals the latest wins (so a ``--sample 3`` run fills an empty view, but
-        never replaces a default run)."""
+        """Write ``dump`` to its run file, and point the pair's view at it unless the view
+        holds a better run: a default run beats any other, a complete one an incomplete
+        one, and among equals the latest wins (so a ``--sample 3`` run fills an empty view,
+        but never replaces a default run)."""
         stored = {**dump, STORED_AS: self._relative(run)}
         write_dump(run, stored)
         view = self.latest_path(pair)
         with self._locked(pair):
             current = _read(view)
+            if current is not None and current.get(STORED_AS) == stored[STORED_AS] \
+                    and view.is_symlink():
+                return  # the view is a link to this run file already
             if (
                 current is None
                 or current.get(STORED_AS) == stored[STORED_AS]
                 or _rank(stored) >= _rank(current)
             ):
-                write_dump(view, stored)
+                if current is not None and current.get(STORED_AS) is None \
+                        and not view.is_symlink():
+                    self._keep_older(pair, view)
+                _point(view, run, stored)
+
+    def _keep_older(self, pair: str, view: Path) -> None:
+        """Move a dump from before the store out of the view's path into the pair's run
+        folder (named by its modification time), so the view can become a link."""
+        started = datetime.fromtimestamp(view.stat().st_mtime, UTC)
+        os.replace(view, self.new_run(pair, started))
 
     def _relative(self, run: Path) -> str:
         try:
@@ -117,6 +133,19 @@ class ResultStore:
 
                 fcntl.flock(handle, fcntl.LOCK_EX)
             yield
+
+
+def _point(view: Path, run: Path, dump: dict[str, Any]) -> None:
+    """Make ``view`` a relative link to ``run`` (swapped in atomically: a reader sees the
+    old view or the new one); a copy of ``dump`` where symlinks are refused."""
+    link = view.with_name(f".{view.name}.{os.getpid()}.link")
+    link.unlink(missing_ok=True)
+    try:
+        os.symlink(os.path.relpath(run, view.parent), link)
+    except (OSError, NotImplementedError):
+        write_dump(view, dump)
+        return
+    os.replace(link, view)
 
 
 def write_dump(path: Path, dump: dict[str, Any]) -> None:

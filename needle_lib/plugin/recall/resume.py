@@ -25,11 +25,10 @@ from needle_lib.contract.dumpfiles import (
 from needle_lib.contract.outcome import is_answered
 from needle_lib.contract.setup import SetupMismatch, resume_source, setup_differences
 from needle_lib.contract.setup import refusal as setup_refusal
-from needle_lib.llm import ChatResult
 from needle_lib.plugin.recall.plan import RecallCase, RecallPlan
 from needle_lib.plugin.resume_notes import add_resume_note, resume_note
 from needle_lib.plugin.session import dump_path, result_store
-from needle_lib.recall.results import new_dump, stored_result
+from needle_lib.recall.results import new_dump, stored_answer_fields
 
 _cache_key = pytest.StashKey[dict[str, "PairResume"]]()
 
@@ -141,7 +140,9 @@ def note_resumed(config: pytest.Config, pairs: Iterable[str]) -> None:
             add_resume_note(config, note)
 
 
-def stored_answer(config: pytest.Config, case: RecallCase) -> ChatResult | None:
+def stored_answer(config: pytest.Config, case: RecallCase) -> dict[str, Any] | None:
+    """The answer fields (``recall.results.answer_fields``) the resumed run stored for
+    ``case``, or None when it is to be asked."""
     entry = config.stash.get(_cache_key, {}).get(case.pair)
     stored = entry.kept.get(case.target.case_id) if entry else None
-    return stored_result(stored) if stored is not None else None
+    return stored_answer_fields(stored) if stored is not None else None
