@@ -115,14 +115,21 @@ def wait_for_journal(results: Path, count: int, proc: subprocess.Popen) -> None:
         time.sleep(0.05)
 
 
-def test_a_killed_news_run_resumes_to_the_uninterrupted_report(pytester, tmp_path, monkeypatch):
+def test_killed_and_cut_runs_resume_to_the_uninterrupted_report(pytester, tmp_path, monkeypatch):
+    """Both ways a run ends early, checked against one uninterrupted run of the same setup:
+    a run killed mid-way (its journal), and a journal cut mid-line with an engine error in
+    it, resumed under xdist."""
     queries = news_queries(tmp_path)
     args = (*NEWS, "--queries", str(queries))
     with serve(monkeypatch, tmp_path, "whole"):
         run_evals(pytester, tmp_path / "whole", *args, module="")
     _, whole = the_report(tmp_path / "whole", "news")
     assert len(whole["cases"]) == 12
+    resume_a_killed_run(pytester, tmp_path, monkeypatch, args, whole)
+    resume_a_cut_journal(pytester, tmp_path, monkeypatch, args, whole)
 
+
+def resume_a_killed_run(pytester, tmp_path, monkeypatch, args, whole) -> None:
     results = tmp_path / "killed"
     with serve(monkeypatch, tmp_path, "killed", latency={"exa": 0.3, "brave": 0.3}):
         proc = subprocess.Popen(
@@ -192,18 +199,11 @@ def cut_journal(report_path: Path, keep: int, *, first: tuple[str, str]) -> Path
     return journal
 
 
-def test_a_cut_journal_resumes_under_xdist_and_lanes_and_errors_run_again(
-    pytester, tmp_path, monkeypatch
-):
-    queries = news_queries(tmp_path)
-    args = (*NEWS, "--queries", str(queries))
-    with serve(monkeypatch, tmp_path, "whole"):
-        run_evals(pytester, tmp_path / "whole", *args, module="")
-    _, whole = the_report(tmp_path / "whole", "news")
-
+def resume_a_cut_journal(pytester, tmp_path, monkeypatch, args, whole) -> None:
+    """Errors run again; the rest are kept, under xdist and lanes."""
     results = tmp_path / "resumed"
     failing = {("brave", "story number 2"): 400}  # an engine error: not a measurement
-    with serve(monkeypatch, tmp_path, "first", scripted=failing):
+    with serve(monkeypatch, tmp_path, "cut-first", scripted=failing):
         run_evals(pytester, results, *args, module="")
     first_path, first = the_report(results, "news")
     assert [c["outcome"] for c in first["cases"]].count("error") == 1
@@ -213,7 +213,7 @@ def test_a_cut_journal_resumes_under_xdist_and_lanes_and_errors_run_again(
     kept = sum(is_answered(case) for case in journaled)
     assert kept == 6  # the errored case is in the journal, and is not kept
 
-    with serve(monkeypatch, tmp_path, "resumed", latency={"exa": 0.02, "brave": 0.02}) as fresh:
+    with serve(monkeypatch, tmp_path, "cut-resumed", latency={"exa": 0.02, "brave": 0.02}) as fresh:
         result = run_evals(pytester, results, *args, "--resume", "-n", "2", module="")
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
     assert fresh.requests["exa"] + fresh.requests["brave"] == 12 - kept
@@ -297,24 +297,6 @@ def test_another_setup_is_refused_naming_the_differing_keys(pytester, tmp_path, 
     assert len(pages) == 1  # the first run's page only
 
 
-def test_no_earlier_run_says_so_and_asks_everything(pytester, tmp_path, monkeypatch):
-    queries = news_queries(tmp_path, 2)
-    with serve(monkeypatch, tmp_path, "first") as server:
-        result = run_evals(
-            pytester, tmp_path, *NEWS, "--queries", str(queries), "--resume", module=""
-        )
-    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-    result.stdout.fnmatch_lines(
-        [
-            f"--resume: news: no earlier run of this setup in "
-            f"{tmp_path / 'search'}; every case is asked"
-        ]
-    )
-    assert server.requests["exa"] == server.requests["brave"] == 2
-    _, report = the_report(tmp_path, "news")
-    assert "resumed_from" not in report["header"]
-
-
 def test_a_bench_the_run_does_not_select_is_never_refused(pytester, tmp_path, monkeypatch):
     """A plain query file feeds both judged benches: an earlier agentic_rare run of another
     setup blocks ``-k agentic_rare --resume``, never ``-k news --resume``."""
@@ -371,6 +353,8 @@ def test_a_bench_the_run_does_not_select_is_never_refused(pytester, tmp_path, mo
 
 
 def test_a_shard_resumes_its_own_earlier_part_only(pytester, tmp_path, monkeypatch):
+    """Shard 1 resumes its part; shard 2 has no earlier run: it says so, asks everything
+    and its report names nothing it resumed from (this was a run of its own once)."""
     queries = news_queries(tmp_path, 4)
     args = (*NEWS, "--queries", str(queries))
     with serve(monkeypatch, tmp_path, "first"):
@@ -381,8 +365,14 @@ def test_a_shard_resumes_its_own_earlier_part_only(pytester, tmp_path, monkeypat
         assert sum(server.requests.values()) == 0
         again.stdout.fnmatch_lines([f"--resume: news: reusing 4 answered case(s) of {part};*"])
         other = run_evals(pytester, tmp_path, *args, "--shard", "2/2", "--resume", module="")
-        other.stdout.fnmatch_lines(["--resume: news: no earlier run of this setup in *"])
+        assert other.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+        other.stdout.fnmatch_lines(
+            [f"--resume: news: no earlier run of this setup in {tmp_path / 'search'}; "
+             "every case is asked"]
+        )
         assert server.requests["exa"] == server.requests["brave"] == 2
+    (second,) = (tmp_path / "search").glob("news__*.shard-2-of-2.json")
+    assert "resumed_from" not in json.loads(second.read_text())["header"]
 
 
 def test_a_resumed_journal_stays_while_its_writer_lives_or_cases_are_left_out(
