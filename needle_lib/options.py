@@ -251,8 +251,9 @@ def add_options(parser: OptionParser) -> None:
         type=positive_int,
         default=None,
         metavar="N",
-        help="prompt budget of a --repo / [repo] corpus (default: the smallest "
-        "`context_tokens` of the models less 2,048, else 30,720)",
+        help="prompt budget of a --repo / [repo] corpus (default: the smallest model "
+        "context less 2,048 — a config's `context_tokens`, else what the model's server "
+        "reports — else 30,720)",
     )
     recall.addoption(
         "--primary-lines",

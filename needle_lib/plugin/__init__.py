@@ -36,6 +36,7 @@ from needle_lib.plugin.fixtures import (
     scorecard,
 )
 from needle_lib.plugin.lean import configure_lean_run, freeze_collected
+from needle_lib.plugin.recall.contexts import share_contexts
 from needle_lib.plugin.recall.resume import check_resume
 from needle_lib.plugin.reports import EVALS_DIR, default_html_report
 from needle_lib.plugin.retention import CaseRetention
@@ -102,11 +103,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:
-    """xdist: hand each worker the shared run directory, the colour decision and the
-    scheduling mode."""
+    """xdist: hand each worker the shared run directory, the colour decision, the
+    scheduling mode and what the model servers said about their contexts."""
     node.workerinput[RUN_DIR_KEY] = str(node.config.stash[state_key].path.parent)
     node.workerinput[COLOR_KEY] = use_color(node.config)
     share_dist(node)
+    share_contexts(node)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
