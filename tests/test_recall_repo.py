@@ -298,7 +298,7 @@ def test_a_repo_run_is_sized_to_the_context_its_server_reports(
     assert repo["budget_source"] == source
     result.stdout.fnmatch_lines([
         f"repo_project: prompt budget {context - 2_048:,} tokens, set by {source}"])
-    assert server.stats.metadata_paths == ["GET /props"]
+    assert server.stats.metadata_paths == ["GET /v1/models", "GET /props"]
 
 
 def test_a_server_that_reports_nothing_keeps_the_default_budget(

@@ -13,11 +13,12 @@ Local servers say what they loaded, each in its own place:
 - Ollama ``POST /api/show``: a ``num_ctx`` line in ``parameters`` (what the model runs
   with), and ``model_info["<arch>.context_length"]``, the model's maximum.
 
-The probe is cheap and never fatal: a few short GETs (one POST for Ollama) with a short
-timeout, stopped at the first that names a loaded context and abandoned at the first
-transport failure; nothing is retried. A server that says nothing keeps the default budget.
-The answers are plain JSON so the controller can hand them to xdist workers: every worker
-then sizes the corpus identically, with one probe per server per run.
+The probe is cheap and never fatal: short GETs (a POST for Ollama) with a short timeout,
+stopped at the first that names a loaded context (one request for vLLM, two for
+llama.cpp) and abandoned at the first transport failure; nothing is retried. A server
+that says nothing keeps the default budget. The answers are plain JSON so the controller
+can hand them to xdist workers: every worker then sizes the corpus identically, with one
+probe per server per run.
 """
 
 from __future__ import annotations
@@ -112,13 +113,14 @@ def _ollama_show(data: Any, name: str) -> tuple[int | None, int | None]:
 
 
 Reader = Callable[[Any, str], tuple[int | None, int | None]]
-#: (method, path, reader, what the loaded number is called, what the maximum is called),
-#: cheapest and most telling first.
+#: (method, path, reader, what the loaded number is called, what the maximum is called).
+#: ``/v1/models`` first: every OpenAI-compatible server serves it, vLLM's answer is
+#: complete, and llama.cpp's carries the model's maximum that ``/props`` lacks.
 _PROBES: tuple[tuple[str, str, Reader, str, str], ...] = (
-    ("GET", "/props", _llama_props, "llama.cpp GET /props default_generation_settings.n_ctx",
-     ""),
     ("GET", "/v1/models", _openai_models, "vLLM GET /v1/models max_model_len",
      "llama.cpp GET /v1/models meta.n_ctx_train (the model's maximum)"),
+    ("GET", "/props", _llama_props, "llama.cpp GET /props default_generation_settings.n_ctx",
+     ""),
     ("GET", "/api/v0/models", _lmstudio_models,
      "LM Studio GET /api/v0/models loaded_context_length",
      "LM Studio GET /api/v0/models max_context_length (the model's maximum)"),
