@@ -6,6 +6,9 @@ any plugin loads, to tell an option's value from a selected path.
 
 from __future__ import annotations
 
+import difflib
+import os
+from collections.abc import Callable, Sequence
 from importlib.util import find_spec
 from typing import Any, Protocol
 
@@ -30,25 +33,54 @@ class OptionParser(Protocol):
     def getgroup(self, name: str, description: str = "") -> OptionGroup: ...
 
 
-class _ValueOptions:
-    """An ``OptionParser`` that records the names of the options that take a value."""
+class _Names:
+    """An ``OptionParser`` that records the names of the options (with ``values_only``,
+    only of those that take a value)."""
 
-    def __init__(self) -> None:
+    def __init__(self, values_only: bool) -> None:
+        self.values_only = values_only
         self.names: set[str] = set()
 
-    def getgroup(self, name: str, description: str = "") -> _ValueOptions:
+    def getgroup(self, name: str, description: str = "") -> _Names:
         return self
 
     def addoption(self, *names: str, **attrs: Any) -> None:
-        if attrs.get("action", "store") not in FLAG_ACTIONS:
+        if not self.values_only or attrs.get("action", "store") not in FLAG_ACTIONS:
             self.names.update(names)
 
 
 def value_options() -> frozenset[str]:
     """Needle's options that take a value (``--results-dir``, not ``--resume``)."""
-    recorder = _ValueOptions()
+    recorder = _Names(values_only=True)
     add_options(recorder)
     return frozenset(recorder.names)
+
+
+def _likeness(typed: str, known: str) -> tuple[float, int, float]:
+    """How likely ``known`` is what ``typed`` meant, best last: difflib's ratio, raised to
+    0.8 when they share a 4-letter stem (``corpora``/``corpus``, whose ratio is only 0.6),
+    then the longer shared stem (``max-prompt`` → ``max-prompt-tokens``, not ``max-tokens``)."""
+    ratio = difflib.SequenceMatcher(None, typed, known).ratio()
+    stem = len(os.path.commonprefix([typed, known]))  # noqa: RUF071 (characters)
+    return (max(ratio, 0.8) if stem >= 4 else ratio), stem, ratio
+
+
+def mistyped_options(args: Sequence[str], unknown: Callable[[str], bool]) -> list[str]:
+    """A hint for each ``--option`` in ``args`` that ``unknown`` (pytest's parser) does not
+    know and that is close to one of Needle's (``--corpora`` → ``--corpus``). pytest's own
+    error only says "unrecognized arguments"."""
+    recorder = _Names(values_only=False)
+    add_options(recorder)
+    hints = []
+    for arg in args:
+        name = arg.split("=", 1)[0]
+        if not name.startswith("--") or name in recorder.names or not unknown(name):
+            continue
+        likeness, best = max((_likeness(name[2:], known[2:]), known)
+                             for known in recorder.names)
+        if likeness[0] >= 0.75:
+            hints.append(f"{name} is not an option: did you mean {best}?")
+    return hints
 
 
 def add_options(parser: OptionParser) -> None:
@@ -251,8 +283,9 @@ def add_options(parser: OptionParser) -> None:
         type=positive_int,
         default=None,
         metavar="N",
-        help="prompt budget of a --repo / [repo] corpus (default: the smallest "
-        "`context_tokens` of the models less 2,048, else 30,720)",
+        help="prompt budget of a --repo / [repo] corpus (default: the smallest model "
+        "context less 2,048 — a config's `context_tokens`, else what the model's server "
+        "reports — else 30,720)",
     )
     recall.addoption(
         "--primary-lines",

@@ -103,6 +103,25 @@ def test_context_overflow_is_one_clear_error_with_the_fix(pytester, tmp_path):
     # the corpus's own size in real tokens, and what would fit instead
     assert "this corpus's prompt ≈ 1" in error and "tokens (qwen3.6)" in error
     assert "no shipped corpus fits a 4,096-token context" in error
+    # the model's maximum is unknown: your own code first, then a larger context
+    assert "Fix: `--repo PATH --max-prompt-tokens 2048`" in error
+    assert "Or, if the model was trained on a 16,384-token context or more, load it" in error
+
+
+def test_an_overflow_on_a_small_model_names_your_own_code_sized_to_fit(pytester, tmp_path):
+    """Issue 34 item 3: an 8K model on llama.cpp cannot take any shipped corpus, and a
+    larger --ctx-size does not help a model trained on 8K (its /v1/models says so): the
+    fix named is --repo with a --max-prompt-tokens that fits, not a context to load."""
+    with FakeOpenAIServer("perfect", server="llamacpp", context=8_192, maximum=8_192) as server:
+        result = run_evals(pytester, tmp_path, *SELECT, "--model", "m", "--base-url", server.url)
+    result.assert_outcomes(errors=1, skipped=3)
+    error = load_dump(tmp_path, "http_server__m")["cases"][0]["error"]
+    assert "Fix: `--repo PATH --max-prompt-tokens 6144` (your own code, sized to fit)" in error
+    assert ("the model's own maximum is 8,192 tokens (llama.cpp GET /v1/models "
+            "meta.n_ctx_train (the model's maximum)") in error
+    assert "--ctx-size" not in error and "lms load" not in error
+    assert "no shipped corpus fits an 8,192-token context" in error
+    assert server.stats.requests == 1  # the preflight; the probe is metadata only
 
 
 def test_a_server_counting_only_uncached_tokens_is_not_truncation(pytester, tmp_path):

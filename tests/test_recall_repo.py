@@ -23,7 +23,15 @@ from needle_lib.recall.corpus import (
     sized_for,
 )
 from needle_lib.recall.prompt import corpus_preamble
-from needle_lib.recall.repo import DEFAULT_PROMPT_TOKENS, TASK_ROOM, RepoSpec, prompt_budget
+from needle_lib.recall.repo import (
+    DEFAULT_PROMPT_TOKENS,
+    DEFAULT_SOURCE,
+    TASK_ROOM,
+    KnownContext,
+    RepoSpec,
+    prompt_budget,
+)
+from needle_lib.testing.openai_server import FakeOpenAIServer
 from needle_lib.tokens import counted_tokens
 from needle_lib.tomlconf import ConfigError
 
@@ -121,9 +129,27 @@ def test_the_budget_bounds_the_prompt_and_the_choice_is_deterministic(checkout: 
 
 def test_the_budget_comes_from_the_flag_the_config_or_the_models() -> None:
     spec = RepoSpec(Path("."))
-    assert prompt_budget(spec) == DEFAULT_PROMPT_TOKENS
-    assert prompt_budget(spec, [None, 16_384, 32_768]) == 16_384 - 2_048
-    assert prompt_budget(RepoSpec(Path("."), max_prompt_tokens=9_000), [16_384]) == 9_000
+    assert prompt_budget(spec) == (DEFAULT_PROMPT_TOKENS, DEFAULT_SOURCE)
+    small = KnownContext(16_384, "context_tokens of a.toml")
+    contexts = [KnownContext(32_768, "context_tokens of b.toml"), small]
+    assert prompt_budget(spec, contexts) == (
+        16_384 - 2_048,
+        "context_tokens of a.toml: a 16,384-token context less 2,048 for the answer")
+    flagged = RepoSpec(Path("."), max_prompt_tokens=9_000, budget_source="--max-prompt-tokens")
+    assert prompt_budget(flagged, [small]) == (9_000, "--max-prompt-tokens")
+
+
+def test_a_models_maximum_only_lowers_the_default_budget() -> None:
+    """A model trained on 8K cannot read 30K; one trained on 128K may be loaded with 4K,
+    so its maximum does not raise the default."""
+    spec = RepoSpec(Path("."))
+    eight = KnownContext(8_192, "LM Studio max_context_length", ceiling=True)
+    assert prompt_budget(spec, [eight])[0] == 8_192 - 2_048
+    assert "maximum context" in prompt_budget(spec, [eight])[1]
+    huge = KnownContext(131_072, "LM Studio max_context_length", ceiling=True)
+    assert prompt_budget(spec, [huge]) == (DEFAULT_PROMPT_TOKENS, DEFAULT_SOURCE)
+    loaded = KnownContext(65_536, "llama.cpp GET /props")
+    assert prompt_budget(spec, [huge, loaded])[0] == 65_536 - 2_048
 
 
 def test_bad_checkouts_and_budgets_are_config_errors(checkout: Path, tmp_path: Path) -> None:
@@ -133,7 +159,8 @@ def test_bad_checkouts_and_budgets_are_config_errors(checkout: Path, tmp_path: P
         load_corpus(spec_config(plain))
     with pytest.raises(ConfigError, match=r"no such directory"):
         load_corpus(spec_config(tmp_path / "missing"))
-    with pytest.raises(ConfigError, match=r"no readable source file fits --max-prompt-tokens"):
+    with pytest.raises(ConfigError, match=r"no readable source file fits a prompt budget of "
+                       r"522 tokens, set by --max-prompt-tokens .*raise it with"):
         load_corpus(spec_config(checkout, TASK_ROOM + 10))
 
 
@@ -152,7 +179,8 @@ def test_a_repo_corpus_config(checkout: Path, tmp_path: Path) -> None:
         primary_lines = 10
         """), encoding="utf-8")
     config = load_corpus_config(path)
-    assert config.repo == RepoSpec(checkout, ("src/*",), ("src/gamma/*",), 20_000)
+    assert config.repo == RepoSpec(checkout, ("src/*",), ("src/gamma/*",), 20_000,
+                                   f"max_prompt_tokens of {path}")
     corpus = load_corpus(config)
     assert [f.path for f in corpus.files] == ["src/alpha.py", "src/beta.py", "src/untracked.py"]
     path.write_text(path.read_text() + '\n[files]\ndirectory = "."\nglob = "*.py"\n')
@@ -300,3 +328,62 @@ def test_a_checkout_of_nothing_but_links_names_them(tmp_path: Path) -> None:
     git(root, "init", "-q")
     with pytest.raises(ConfigError, match="1 left out as symlinks or outside the checkout"):
         load_corpus(spec_config(root))
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one process", "workers"])
+def test_a_repo_run_is_sized_to_the_context_its_server_reports(
+    checkout: Path, pytester: pytest.Pytester, tmp_path: Path, workers: tuple[str, ...],
+) -> None:
+    """Issue 34 item 3: a raw model id on a llama.cpp server loaded with a small context
+    gets a budget from ``GET /props`` (not 30,720), says so on the terminal and in the dump,
+    and the server is asked once per run — workers get the controller's answer."""
+    whole = counted_tokens(corpus_preamble(load_corpus(spec_config(checkout))))
+    context = 2_048 + TASK_ROOM + whole // 2  # room for about half of the checkout
+    results = tmp_path / "results"
+    with FakeOpenAIServer("perfect", server="llamacpp", context=context) as server:
+        result = run_evals(pytester, results, "--repo", str(checkout), "--model", "m",
+                           "--base-url", server.url, *workers)
+    dump = load_dump(results, "repo_project__m")
+    result.assert_outcomes(passed=len(dump["cases"]))
+    repo = dump["corpus"]["repo"]
+    assert repo["max_prompt_tokens"] == context - 2_048
+    assert repo["chosen"] < repo["candidates"]
+    source = (f"llama.cpp GET /props default_generation_settings.n_ctx at {server.url}: "
+              f"a {context:,}-token context less 2,048 for the answer")
+    assert repo["budget_source"] == source
+    result.stdout.fnmatch_lines([
+        f"repo_project: prompt budget {context - 2_048:,} tokens, set by {source}"])
+    assert server.stats.metadata_paths == ["GET /v1/models", "GET /props"]
+
+
+def test_a_server_that_reports_nothing_keeps_the_default_budget(
+    checkout: Path, pytester: pytest.Pytester, tmp_path: Path,
+) -> None:
+    results = tmp_path / "results"
+    with FakeOpenAIServer("perfect") as server:  # a generic server: every metadata path 404s
+        result = run_evals(pytester, results, "--repo", str(checkout), "--model", "m",
+                           "--base-url", server.url)
+    dump = load_dump(results, "repo_project__m")
+    result.assert_outcomes(passed=len(dump["cases"]))
+    assert dump["corpus"]["repo"]["max_prompt_tokens"] == DEFAULT_PROMPT_TOKENS
+    assert dump["corpus"]["repo"]["budget_source"] == DEFAULT_SOURCE
+    result.stdout.fnmatch_lines([f"repo_project: prompt budget 30,720 tokens, set by "
+                                 f"{DEFAULT_SOURCE}"])
+
+
+def test_a_repo_overflow_names_the_budget_that_fits(
+    checkout: Path, pytester: pytest.Pytester, tmp_path: Path,
+) -> None:
+    """A server that reports no context but overflows: the preflight's message names the
+    --max-prompt-tokens that fits, and what set the budget that did not."""
+    for number in range(4):  # ~9K tokens in all: more than the server's context
+        (checkout / "src" / f"long{number}.py").write_text(_function("py", f"f{number}", 300))
+    results = tmp_path / "results"
+    with FakeOpenAIServer("perfect", context=2_048 + 4_096) as server:
+        result = run_evals(pytester, results, "--repo", str(checkout), "--model", "m",
+                           "--base-url", server.url)
+    assert result.ret != 0
+    error = next(c["error"] for c in load_dump(results, "repo_project__m")["cases"]
+                 if c["outcome"] == "error")
+    assert "Fix: rerun with `--max-prompt-tokens 4096` (fits a 6,144-token context" in error
+    assert f"its budget, 30,720 tokens, was set by {DEFAULT_SOURCE}" in error

@@ -7,7 +7,13 @@ from recall_helpers import real_corpus
 
 from needle_lib.console import count_of
 from needle_lib.recall.prompt import build_prompt
-from needle_lib.recall.size import fit_advice, indefinite_article, prompt_tokens, shipped_sizes
+from needle_lib.recall.size import (
+    budget_for,
+    fit_advice,
+    indefinite_article,
+    prompt_tokens,
+    shipped_sizes,
+)
 from needle_lib.report.terminal import summary_table
 from needle_lib.tokens import ANSWER_ROOM, TOKENIZERS, count_tokens
 
@@ -34,21 +40,38 @@ def test_shipped_sizes_are_real_token_counts() -> None:
 
 def test_fit_advice_names_the_shipped_corpora_that_fit_smallest_first() -> None:
     sizes = shipped_sizes(task_tokens=150)
-    advice = fit_advice(131_000, 150, 65_536)
+    advice = fit_advice(131_000, 150, 65_536).facts
     assert advice.startswith("this corpus's prompt ≈ 131,000 tokens (qwen3.6); ")
     fitting = sorted((n for n, t in sizes.items() if t + 2_048 <= 65_536), key=sizes.__getitem__)
     assert {"http_server", "novel_16k", "novel_64k", "go_net_http"} <= set(fitting)
     expected = ", ".join(f"{n} (≈ {sizes[n]:,} tokens)" for n in fitting)
     assert advice.endswith("shipped corpora that fit a 65,536-token context with 2,048 tokens "
-                           f"left for the answer, smallest first: {expected}")
+                           f"left for the answer, smallest first: {expected}; or `--repo PATH "
+                           "--max-prompt-tokens 63488` (your own code, sized to fit)")
     assert "jquery" not in advice and "novel_128k" not in advice
-    assert fit_advice(20_000, 150, None) == "this corpus's prompt ≈ 20,000 tokens (qwen3.6)"
-    assert fit_advice(20_000, 150, 4096).endswith(
+    assert fit_advice(20_000, 150, None).facts == "this corpus's prompt ≈ 20,000 tokens (qwen3.6)"
+    assert fit_advice(20_000, 150, 4096).facts.endswith(
         "no shipped corpus fits a 4,096-token context with 2,048 tokens left for the answer")
 
 
+def test_a_small_context_leads_with_your_own_code_sized_to_fit() -> None:
+    """Issue 34 item 3: an 8K server cannot take any shipped corpus, and a larger
+    --ctx-size does not help a model trained on 8K: the fix is --repo at a budget that fits."""
+    advice = fit_advice(85_000, 150, 8_192)
+    assert advice.first_fix == ("`--repo PATH --max-prompt-tokens 6144` (your own code, sized "
+                                "to fit)")
+    own = fit_advice(12_000, 150, 8_192, own_code=True)
+    assert own.first_fix == ("rerun with `--max-prompt-tokens 6144` (fits an 8,192-token context "
+                             "with 2,048 tokens left for the answer)")
+    # a server whose tokenizer counts 25 % more than ours gets a budget 25 % smaller
+    assert budget_for(8_192, 12_000, 15_000) == 4864
+    assert advice.facts.endswith("no shipped corpus fits an 8,192-token context with 2,048 "
+                                 "tokens left for the answer")
+    assert fit_advice(3_000, 150, 2_560).first_fix is None  # nothing fits: no budget to suggest
+
+
 def test_the_advice_reads_an_8192_token_context() -> None:
-    assert fit_advice(20_000, 150, 8_192).endswith("no shipped corpus fits an 8,192-token "
+    assert fit_advice(20_000, 150, 8_192).facts.endswith("no shipped corpus fits an 8,192-token "
                                                    "context with 2,048 tokens left for the answer")
     cases = {8_192: "an", 11_000: "an", 18_432: "an", 80_000: "an", 4_096: "a",
              16_384: "a", 110_000: "a", 131_072: "a", 800: "an"}

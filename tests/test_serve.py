@@ -39,3 +39,31 @@ def test_a_signal_stops_the_fake_and_removes_its_temporary_files(signum, preexec
         process.kill()
         process.wait()
     assert not feeds.parent.exists()
+
+
+def test_serve_model_reports_the_context_a_server_of_that_kind_would() -> None:
+    """``needle serve model --server llamacpp --context 8192``: the context a --repo run
+    sizes itself to, answered at llama.cpp's own endpoint."""
+    from needle_lib.llm import resolve_model
+    from needle_lib.llm.server_context import probe_context
+
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from needle_lib.cli import main; sys.exit(main())",
+         "serve", "model", "--port", "0", "--server", "llamacpp", "--context", "8192"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        output = []
+        for line in process.stdout or ():
+            output.append(line)
+            if line.startswith("Ctrl-C stops it."):
+                break
+        text = "".join(output)
+        assert "llamacpp, 8,192-token context" in text
+        url = re.search(r"--base-url (\S+)", text)[1]  # type: ignore[index]
+        found = probe_context(resolve_model("m", {"base_url": url}))
+        assert found is not None and found.loaded == 8192
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=120) == 0
+    finally:
+        process.kill()
+        process.wait()

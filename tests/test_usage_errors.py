@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from evalrun import assert_usage_error, run_evals
 
+from needle_lib.options import mistyped_options
 from needle_lib.paths import CACHE_DIR, REPO_ROOT
 
 CORPUS = """\
@@ -89,3 +90,21 @@ def test_a_collection_error_with_an_html_report_is_reported_not_an_internal_erro
     assert result.ret == pytest.ExitCode.INTERRUPTED  # pytest's own "errors during collection"
     result.stdout.fnmatch_lines(["*ERROR collecting test_broken.py*", "*broken module*"])
     assert "test_broken.py" in (pytester.path / "r.html").read_text(encoding="utf-8")
+
+
+def test_a_mistyped_option_gets_the_nearest_needle_option(pytester, tmp_path):
+    """Issue 34 item 9: pytest alone says only "unrecognized arguments: --corpora"."""
+    result = run_evals(pytester, tmp_path, "--corpora", "jquery", "--max-prompt=6000")
+    assert_usage_error(result, "usage: *")
+    result.stderr.fnmatch_lines([
+        "*unrecognized arguments: --corpora jquery --max-prompt=6000",
+        "  needle: --corpora is not an option: did you mean --corpus? --max-prompt is not an "
+        "option: did you mean --max-prompt-tokens?",
+    ])
+
+
+def test_a_hint_is_only_for_names_no_one_registered() -> None:
+    known = {"--durations", "--corpus"}
+    hints = mistyped_options(["evals", "--corpora", "x", "--durations=3", "--model", "m",
+                              "-k", "jquery", "--zzz"], lambda name: name not in known)
+    assert hints == ["--corpora is not an option: did you mean --corpus?"]

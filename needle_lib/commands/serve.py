@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from needle_lib.clock import NOW_ENV, utc_now
-from needle_lib.testing.openai_server import MODES, FakeOpenAIServer
+from needle_lib.testing.openai_server import MODES, SERVERS, FakeOpenAIServer
 
 #: Default ports, printed in the docs' walk-through; ``--port 0`` takes any free port.
 DEFAULT_PORTS = {"model": 8401, "search": 8402, "sources": 8403}
@@ -63,6 +63,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     model.add_argument("--slots", type=int, default=None,
                        help="requests answered at once, like llama-server --parallel "
                        "(default: unlimited)")
+    model.add_argument("--server", choices=SERVERS, default=None,
+                       help="also answer this server's metadata endpoints (llama.cpp /props, "
+                       "vLLM /v1/models, LM Studio /api/v0/models, Ollama /api/show), so a "
+                       "--repo run sizes its corpus to --context (default: none)")
+    model.add_argument("--context", type=int, default=None, metavar="N",
+                       help="the loaded context in tokens: longer prompts get llama.cpp's "
+                       "overflow error, and --server reports it (default: unlimited)")
+    model.add_argument("--maximum", type=int, default=None, metavar="N",
+                       help="the model's own maximum context, as --server reports it")
     _port_option(model, "model")
     model.set_defaults(func=run, start=_model)
 
@@ -97,10 +106,13 @@ def _export(env: dict[str, str]) -> list[str]:
 
 @contextmanager
 def _model(args: argparse.Namespace) -> Iterator[Served]:
-    server = FakeOpenAIServer.on_port(args.port)(args.mode, latency=args.latency,
-                                                 slots=args.slots)
+    server = FakeOpenAIServer.on_port(args.port)(
+        args.mode, latency=args.latency, slots=args.slots, context=args.context,
+        server=args.server, maximum=args.maximum)
+    what = args.mode + (f", {args.server}" if args.server else "") + (
+        f", {args.context:,}-token context" if args.context else "")
     with server:
-        yield Served(f"fake model server ({args.mode}) at {server.url}", [
+        yield Served(f"fake model server ({what}) at {server.url}", [
             f"uv run pytest evals --corpus http_server --model fake-{args.mode} "
             f"--base-url {server.url}",
         ])

@@ -35,6 +35,8 @@ BOOKKEEPING = frozenset({
     "schema_version", "started_at", "package", "notes", "expected_cases", "engines",
     "stored_as", "default_selection",
     "corpus.config", "queries.path", "model.key", "model.label", "judge.concurrency",
+    # what decided a repo corpus's budget (the budget and the text it chose are setup)
+    "corpus.repo.budget_source",
     *(f"model.request.{key}" for key in REQUEST_BOOKKEEPING),
 })
 

@@ -116,11 +116,17 @@ def suggested_context(prompt_tokens: int | None, answer_tokens: int | None = Non
 
 
 def explain_overflow(
-    overflow: Overflow, *, model: str, estimate: int | None, max_tokens: int | None
+    overflow: Overflow, *, model: str, estimate: int | None, max_tokens: int | None,
+    first_fix: str | None = None, maximum: tuple[int, str] | None = None,
 ) -> str:
-    """The ContextOverflowError message: sizes as far as known, then how to fix each server.
+    """The ContextOverflowError message: sizes as far as known, then how to fix it.
 
     ``estimate`` is the prompt's size under the reference tokenizer, when the caller knows it.
+    ``first_fix`` is the caller's better fix (a smaller prompt, when a benchmark can make
+    one): reloading the model with a larger context then comes second, as it only helps a
+    model trained on one. ``maximum`` is the model's own maximum context and where it was
+    reported: when the suggested context exceeds it, no reload is suggested at all (a model
+    trained on 8K is not helped by ``--ctx-size 16384``).
     """
     parts = ["the prompt does not fit the server's context window"]
     if estimate is not None:
@@ -132,10 +138,17 @@ def explain_overflow(
     if max_tokens is not None:
         parts.append(f"plus up to {max_tokens} answer tokens")
     ctx = suggested_context(overflow.server_prompt_tokens or estimate, max_tokens)
-    fixes = (
+    reload = (
         f"LM Studio: `lms unload {model}` then `lms load {model} --context-length {ctx}`; "
         f"llama.cpp: restart llama-server with `--ctx-size {ctx}`; "
         f"vLLM: restart with `--max-model-len {ctx}`; "
         "hosted API: the model's window is fixed, use a smaller corpus or another model"
     )
-    return "; ".join(parts) + ". Fix: " + fixes
+    if maximum is not None and maximum[0] < ctx:
+        parts.append(f"the model's own maximum is {maximum[0]:,} tokens ({maximum[1]}), so "
+                     f"no larger context fits this prompt")
+        return "; ".join(parts) + ". Fix: " + (first_fix or "use a smaller prompt")
+    if first_fix is None:
+        return "; ".join(parts) + ". Fix: " + reload
+    return (f"{'; '.join(parts)}. Fix: {first_fix}. Or, if the model was trained on a "
+            f"{ctx:,}-token context or more, load it with one: {reload}")

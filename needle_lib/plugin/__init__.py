@@ -21,7 +21,7 @@ import pytest
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.console import force_utf8_streams
 from needle_lib.llm import load_dotenv_once
-from needle_lib.options import add_options
+from needle_lib.options import add_options, mistyped_options
 from needle_lib.plugin.controller import Controller
 from needle_lib.plugin.distribution import (
     adopt_dist,
@@ -36,6 +36,7 @@ from needle_lib.plugin.fixtures import (
     scorecard,
 )
 from needle_lib.plugin.lean import configure_lean_run, freeze_collected
+from needle_lib.plugin.recall.contexts import share_contexts
 from needle_lib.plugin.recall.resume import check_resume
 from needle_lib.plugin.reports import EVALS_DIR, default_html_report
 from needle_lib.plugin.retention import CaseRetention
@@ -63,8 +64,32 @@ SEARCH_MODULES = frozenset(f"test_{bench}.py" for bench in BENCH_NAMES)
 __all__ = ["recall_answer", "recall_client_pool", "recall_dispatcher", "scorecard"]
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     add_options(parser)
+    _hint_mistyped_options(parser, pluginmanager)
+
+
+def _hint_mistyped_options(
+    parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager
+) -> None:
+    """``--corpora`` gets pytest's "unrecognized arguments" and nothing more: add "did you
+    mean --corpus?" to that error. pytest prints ``Parser.extra_info`` under a command line
+    it cannot parse (and only then); the options of pytest and of installed plugins are
+    known to the parser by now (this plugin loads from a conftest, after them), so a hint
+    is only given for a name no one registered."""
+    config = pluginmanager.get_plugin("pytestconfig")  # registered before any plugin loads
+    if config is None:
+        return
+
+    def unknown(name: str) -> bool:
+        try:
+            return name in parser.parse_known_and_unknown_args([name])[1]
+        except pytest.UsageError:
+            return False  # a known option that wants a value
+
+    hints = mistyped_options(config.invocation_params.args, unknown)
+    if hints:
+        parser.extra_info["needle"] = " ".join(hints)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-html reads --html
@@ -102,11 +127,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:
-    """xdist: hand each worker the shared run directory, the colour decision and the
-    scheduling mode."""
+    """xdist: hand each worker the shared run directory, the colour decision, the
+    scheduling mode and what the model servers said about their contexts."""
     node.workerinput[RUN_DIR_KEY] = str(node.config.stash[state_key].path.parent)
     node.workerinput[COLOR_KEY] = use_color(node.config)
     share_dist(node)
+    share_contexts(node)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

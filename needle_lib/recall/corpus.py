@@ -23,6 +23,7 @@ from needle_lib.recall.confined import LeftOut, confine, left_out_message
 from needle_lib.recall.languages import LANGUAGES, language_of, supported_extensions
 from needle_lib.recall.repo import (
     REPO_SCHEMA,
+    KnownContext,
     RepoSnapshot,
     RepoSpec,
     choose_files,
@@ -102,6 +103,7 @@ def load_corpus_config(path: Path) -> CorpusConfig:
             include=_globs(repo.get("include", []), path, "include"),
             exclude=_globs(repo.get("exclude", []), path, "exclude"),
             max_prompt_tokens=repo.get("max_prompt_tokens"),
+            budget_source=f"max_prompt_tokens of {path}" if "max_prompt_tokens" in repo else None,
         )
         return replace(config, directory=spec.path, repo=spec)
     files = check_section(data["files"], FILES_SCHEMA, path=path, section="files")
@@ -164,16 +166,17 @@ def single_file_config(path: str | Path, sample: SamplePolicy | None = None) -> 
 
 
 def sized_for(
-    config: CorpusConfig, contexts: Sequence[int | None], max_prompt_tokens: int | None = None
+    config: CorpusConfig, contexts: Sequence[KnownContext], max_prompt_tokens: int | None = None
 ) -> CorpusConfig:
     """A repo corpus config with its prompt budget settled — ``max_prompt_tokens`` (the
-    command line) over the config's own, else from the models' contexts; any other config
-    unchanged."""
+    command line) over the config's own, else from the models' contexts (their configs' or
+    their servers'); any other config unchanged."""
     if config.repo is None:
         return config
     spec = config.repo
     if max_prompt_tokens is not None:
-        spec = replace(spec, max_prompt_tokens=max_prompt_tokens)
+        spec = replace(spec, max_prompt_tokens=max_prompt_tokens,
+                       budget_source="--max-prompt-tokens")
     return replace(config, repo=sized(spec, contexts))
 
 

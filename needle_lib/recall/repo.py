@@ -30,9 +30,11 @@ from needle_lib.recall.languages import language_of
 from needle_lib.tokens import counted_tokens
 from needle_lib.tomlconf import ConfigError, Key
 
-#: The prompt budget when no model config gives its ``context_tokens``: a 32K-token
-#: context with room left for the answer.
+#: The prompt budget when neither a model config (``context_tokens``) nor the model's
+#: server says how large its context is: a 32K-token context with room left for the answer.
 DEFAULT_PROMPT_TOKENS = 30_720
+#: What ``DEFAULT_PROMPT_TOKENS`` is called where a run says which source set the budget.
+DEFAULT_SOURCE = "the default for an unknown context (32K)"
 #: Tokens a budget keeps for the prompt's task text (which quotes the signature) beyond
 #: the corpus, and for the answer when the budget comes from a model's context.
 TASK_ROOM = 512
@@ -55,6 +57,21 @@ class RepoSpec:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     max_prompt_tokens: int | None = None
+    #: Who set ``max_prompt_tokens`` (``--max-prompt-tokens``, a config file, a server's
+    #: reported context), shown to the user and recorded in the dump.
+    budget_source: str | None = None
+
+
+@dataclass(frozen=True)
+class KnownContext:
+    """A model's context as known before the run, and where that came from."""
+
+    tokens: int
+    source: str  # "context_tokens of configs/models/x.toml", "llama.cpp GET /props …"
+    #: The model's own maximum rather than what its server loaded: it caps the default
+    #: budget (an 8K model cannot read 30K) but does not raise it (a 128K model may be
+    #: loaded with 4K).
+    ceiling: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,6 +89,7 @@ class RepoSnapshot:
     folder: str = "."  # the named folder, relative to ``root`` ("." for the whole checkout)
     #: Matching files never read: symlinks and paths that leave the checkout.
     left_out: tuple[LeftOut, ...] = ()
+    budget_source: str = DEFAULT_SOURCE  # what set ``budget``
 
     def describe(self) -> dict[str, Any]:
         """The dump's provenance of a repo corpus (the file list is the corpus's own)."""
@@ -83,23 +101,34 @@ class RepoSnapshot:
             "include": list(self.include),
             "exclude": list(self.exclude),
             "max_prompt_tokens": self.budget,
+            "budget_source": self.budget_source,
             "candidates": self.candidates,
             "chosen": len(self.files),
         }
 
 
-def sized(spec: RepoSpec, contexts: Sequence[int | None]) -> RepoSpec:
-    """``spec`` with its budget settled for a run whose models have ``contexts``."""
-    return replace(spec, max_prompt_tokens=prompt_budget(spec, contexts))
+def sized(spec: RepoSpec, contexts: Sequence[KnownContext]) -> RepoSpec:
+    """``spec`` with its budget (and the budget's source) settled for a run whose models
+    have ``contexts``."""
+    tokens, source = prompt_budget(spec, contexts)
+    return replace(spec, max_prompt_tokens=tokens, budget_source=source)
 
 
-def prompt_budget(spec: RepoSpec, contexts: Sequence[int | None] = ()) -> int:
-    """The spec's own budget, else the smallest known model context less the answer's
-    room (every model of a run reads the same text), else ``DEFAULT_PROMPT_TOKENS``."""
+def prompt_budget(spec: RepoSpec, contexts: Sequence[KnownContext] = ()) -> tuple[int, str]:
+    """(budget, what set it): the spec's own budget, else the smallest known loaded
+    context less the answer's room (every model of a run reads the same text), else
+    ``DEFAULT_PROMPT_TOKENS`` — lowered to the smallest model maximum below it."""
     if spec.max_prompt_tokens is not None:
-        return spec.max_prompt_tokens
-    known = [c for c in contexts if c is not None]
-    return min(known) - ANSWER_ROOM if known else DEFAULT_PROMPT_TOKENS
+        return spec.max_prompt_tokens, spec.budget_source or "max_prompt_tokens"
+    loaded = [c for c in contexts if not c.ceiling]
+    ceilings = [c for c in contexts if c.ceiling and c.tokens - ANSWER_ROOM < DEFAULT_PROMPT_TOKENS]
+    if not loaded and not ceilings:
+        return DEFAULT_PROMPT_TOKENS, DEFAULT_SOURCE
+    least = min(loaded or ceilings, key=lambda c: c.tokens)
+    what = "context" if not least.ceiling else "maximum context"
+    return least.tokens - ANSWER_ROOM, (
+        f"{least.source}: a {least.tokens:,}-token {what} less {ANSWER_ROOM:,} for the answer"
+    )
 
 
 def _git(root: Path, *args: str) -> str:
@@ -142,7 +171,7 @@ def candidate_files(spec: RepoSpec) -> tuple[Path, list[str]]:
 
 def choose_files(spec: RepoSpec, seed: int) -> tuple[RepoSnapshot, list[str]]:
     """The snapshot and the texts of the files that fit the spec's budget, in path order."""
-    budget = prompt_budget(spec)
+    budget, source = prompt_budget(spec)
     root, listed = candidate_files(spec)
     names, left_out = confine(root, listed)
     folder = checkout_folder(spec.path)[1]
@@ -155,7 +184,11 @@ def choose_files(spec: RepoSpec, seed: int) -> tuple[RepoSnapshot, list[str]]:
         if text.strip():  # an empty `__init__.py` holds nothing to ask about
             texts[name] = text
     if budget <= TASK_ROOM:
-        raise ConfigError(f"--max-prompt-tokens {budget}: leaves no room for a corpus")
+        raise ConfigError(
+            f"a prompt budget of {budget:,} tokens ({source}) leaves no room for a corpus "
+            f"beside the task's {TASK_ROOM} tokens: load the model with a larger context, or "
+            "raise --max-prompt-tokens"
+        )
     order = sorted(texts)
     random.Random(seed).shuffle(order)
     room = budget - TASK_ROOM
@@ -173,16 +206,16 @@ def choose_files(spec: RepoSpec, seed: int) -> tuple[RepoSnapshot, list[str]]:
         if left_out:
             found += f"; {len(left_out)} left out as symlinks or outside the checkout"
         raise ConfigError(
-            f"--repo {spec.path}: no readable source file fits --max-prompt-tokens {budget:,} "
-            f"({found}; supported files are matched by extension and the include globs)"
+            f"--repo {spec.path}: no readable source file fits a prompt budget of {budget:,} "
+            f"tokens, set by {source} ({found}; supported files are matched by extension and "
+            "the include globs); raise it with --max-prompt-tokens N if the model can take it"
         )
     chosen.sort()
     commit = _git(root, "rev-parse", "HEAD").strip()
     dirty = bool(_git(root, "status", "--porcelain", "--", *chosen).strip())
     snapshot = RepoSnapshot(
         root, commit, dirty, tuple(chosen), len(texts), budget, spec.include, spec.exclude,
-        folder,
-        tuple(left_out),
+        folder, tuple(left_out), source,
     )
     return snapshot, [texts[name] for name in chosen]
 

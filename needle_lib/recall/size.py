@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from needle_lib.recall.corpus import Corpus, configured_corpus_names, load_corpus, resolve_corpus
 from needle_lib.recall.prompt import corpus_preamble, task_text
+from needle_lib.recall.repo import TASK_ROOM
 from needle_lib.recall.targets import Target
 from needle_lib.tokens import ANSWER_ROOM, REFERENCE, counted_tokens
 from needle_lib.tomlconf import ConfigError
@@ -68,24 +69,57 @@ def shipped_sizes(task_tokens: int) -> dict[str, int]:
     return sizes
 
 
-def fit_advice(estimate: int, task_tokens: int, limit: int | None) -> str:
-    """The corpus's own size and, when the server's limit is known, the shipped corpora whose
-    prompt fits it with ``ANSWER_ROOM`` to spare, smallest first (the last is the largest run
-    this server can take)."""
+def budget_for(limit: int, estimate: int | None = None, server_count: int | None = None) -> int:
+    """The ``--max-prompt-tokens`` that fits a ``limit``-token context: ``ANSWER_ROOM`` left
+    for the answer, shrunk by how much more the server's tokenizer counted than ours, and
+    rounded down to 256 (a number a person types)."""
+    budget = limit - ANSWER_ROOM
+    if estimate and server_count and server_count > estimate:
+        budget = budget * estimate // server_count
+    return max(budget // 256 * 256, 0)
+
+
+@dataclass(frozen=True)
+class OverflowAdvice:
+    """What an overflow's message adds for a recall corpus: its size and what fits, and
+    the fix to lead with (None: reloading the model with a larger context comes first)."""
+
+    facts: str
+    first_fix: str | None
+
+
+def fit_advice(
+    estimate: int, task_tokens: int, limit: int | None, *, own_code: bool = False,
+    server_count: int | None = None,
+) -> OverflowAdvice:
+    """The corpus's own size and, when the server's limit is known, what fits it: for
+    the user's own code (``own_code``: ``--repo``, ``[repo]``), the ``--max-prompt-tokens``
+    that fits; else the shipped corpora whose prompt fits with ``ANSWER_ROOM`` to spare,
+    smallest first (the last is the largest run this server can take) — and when none
+    does, the user's own code sized to fit, which is the one run a small-context server
+    can make."""
     own = f"this corpus's prompt ≈ {estimate:,} tokens ({REFERENCE})"
     if limit is None:
-        return own
+        return OverflowAdvice(own, None)
+    room = (f"{indefinite_article(limit)} {limit:,}-token context with {ANSWER_ROOM:,} "
+            f"tokens left for the answer")
+    budget = budget_for(limit, estimate, server_count)
+    if budget <= TASK_ROOM:
+        return OverflowAdvice(f"{own}; {room} leaves no room for a corpus", None)
+    if own_code:
+        return OverflowAdvice(own, f"rerun with `--max-prompt-tokens {budget}` (fits {room})")
     fitting = sorted(
         (tokens, name)
         for name, tokens in shipped_sizes(task_tokens).items()
         if tokens + ANSWER_ROOM <= limit
     )
-    room = (f"{indefinite_article(limit)} {limit:,}-token context with {ANSWER_ROOM:,} "
-            f"tokens left for the answer")
+    yours = f"`--repo PATH --max-prompt-tokens {budget}` (your own code, sized to fit)"
     if not fitting:
-        return f"{own}; no shipped corpus fits {room}"
+        return OverflowAdvice(f"{own}; no shipped corpus fits {room}", yours)
     names = ", ".join(f"{name} (≈ {tokens:,} tokens)" for tokens, name in fitting)
-    return f"{own}; shipped corpora that fit {room}, smallest first: {names}"
+    return OverflowAdvice(
+        f"{own}; shipped corpora that fit {room}, smallest first: {names}; or {yours}", None
+    )
 
 
 def indefinite_article(number: int) -> str:

@@ -7,6 +7,11 @@ or broken JSON, silently truncate a long prompt (Ollama), count only the tokens 
 cache left to evaluate (``cached``: Ollama's llama-server runner), and take time
 (``latency``) with a bounded number of ``slots``. ``usage.prompt_tokens`` is counted with
 the reference tokenizer, as a server running a Qwen3.5/3.6 model would count it.
+
+``server=`` makes it answer one real server's metadata endpoints in that server's shape
+(llama.cpp ``/props`` and ``/v1/models``, vLLM ``/v1/models``, LM Studio
+``/api/v0/models``, Ollama ``/api/show``), reporting ``context`` as the loaded context and
+``maximum`` as the model's own; other metadata paths get that server's "not found".
 """
 
 from __future__ import annotations
@@ -76,6 +81,86 @@ FAILURES = {
     "broken-json": (200, "application/json", b'{"choices": [{"message": {"content": "a'),
 }
 MODES = (*BEHAVIOURS, *FAILURES, "overflow")
+#: Servers whose metadata endpoints the fake can answer (``server=``).
+SERVERS = ("llamacpp", "vllm", "lmstudio", "ollama")
+#: The model id the fake's listings carry (a single-model server lists one).
+LISTED_MODEL = "fake-model"
+
+
+def _json(data: Any) -> Response:
+    return 200, "application/json", json.dumps(data).encode()
+
+
+def _not_found(server: str, method: str, path: str) -> Response:
+    """What each server answers for a path it does not serve."""
+    if server == "vllm":  # FastAPI
+        return 404, "application/json", b'{"detail":"Not Found"}'
+    if server == "ollama":  # Go's net/http
+        return 404, "text/plain", b"404 page not found"
+    if server == "lmstudio":
+        # Guessed from what LM Studio is seen to answer (not documented): an error object.
+        return 200, "application/json", json.dumps(
+            {"error": f"Unexpected endpoint or method. ({method} {path})"}).encode()
+    # llama.cpp (and a generic OpenAI-compatible server)
+    return 404, "application/json", json.dumps({"error": {
+        "code": 404, "message": "File Not Found", "type": "not_found_error"}}).encode()
+
+
+def metadata(server: str | None, method: str, path: str, body: dict[str, Any], *,
+             context: int | None, maximum: int | None) -> Response | None:
+    """``server``'s answer to anything but a chat request, in its documented shape (a
+    generic server serves no metadata); None for the chat endpoint."""
+    path = path.split("?")[0].rstrip("/")
+    if method == "POST" and path.endswith("/chat/completions"):
+        return None
+    if server is None:
+        return _not_found("llamacpp", method, path)
+    if server == "llamacpp" and path == "/props":
+        # tools/server/README.md: `default_generation_settings` has the /completion
+        # `generation_settings` fields, `n_ctx` (the per-slot context) among them.
+        return _json({"default_generation_settings": {"n_ctx": context, "n_predict": -1,
+                                                      "model": LISTED_MODEL},
+                      "total_slots": 1, "model_path": f"/models/{LISTED_MODEL}.gguf",
+                      "chat_template": "", "build_info": "b0-fake"})
+    if server == "llamacpp" and path in ("/v1/models", "/models"):
+        return _json({"object": "list", "data": [{
+            "id": LISTED_MODEL, "object": "model", "created": 0, "owned_by": "llamacpp",
+            "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx_train": maximum,
+                     "n_embd": 2048, "n_params": 1_000_000_000, "size": 1_000_000_000}}]})
+    if server == "vllm" and path in ("/v1/models", "/models"):
+        return _json({"object": "list", "data": [{
+            "id": LISTED_MODEL, "object": "model", "created": 0, "owned_by": "vllm",
+            "root": LISTED_MODEL, "parent": None, "max_model_len": context,
+            "permission": []}]})
+    if server == "lmstudio" and path == "/v1/models":
+        return _json({"object": "list", "data": [
+            {"id": LISTED_MODEL, "object": "model", "owned_by": "organization_owner"}]})
+    if server == "lmstudio" and path == "/api/v0/models":
+        entry = {"id": LISTED_MODEL, "object": "model", "type": "llm",
+                 "publisher": "fake", "arch": "qwen3", "compatibility_type": "gguf",
+                 "quantization": "Q4_K_M", "state": "loaded" if context else "not-loaded",
+                 "max_context_length": maximum}
+        if context:
+            # Not in the documented v0 example: LM Studio builds since 0.3.x add it to a
+            # loaded model's entry (a guess at its exact placement: beside the maximum).
+            entry["loaded_context_length"] = context
+        return _json({"object": "list", "data": [entry]})
+    if server == "ollama" and path == "/v1/models":
+        return _json({"object": "list", "data": [
+            {"id": LISTED_MODEL, "object": "model", "created": 0, "owned_by": "library"}]})
+    if server == "ollama" and path == "/api/show":
+        name = body.get("model") or body.get("name") or LISTED_MODEL
+        parameters = 'stop                           "<|im_end|>"'
+        if context:  # a Modelfile `PARAMETER num_ctx`
+            parameters = f"num_ctx                        {context}\n{parameters}"
+        return _json({"modelfile": f"FROM {name}\n", "parameters": parameters,
+                      "template": "{{ .Prompt }}", "details": {
+                          "format": "gguf", "family": "qwen3", "parameter_size": "1B",
+                          "quantization_level": "Q4_K_M"},
+                      "model_info": {"general.architecture": "qwen3",
+                                     "qwen3.context_length": maximum},
+                      "capabilities": ["completion"]})
+    return _not_found(server, method, path)
 #: The context the ``overflow`` behaviour has loaded, as llama-server does by default.
 OVERFLOW_CONTEXT = 4096
 
@@ -89,6 +174,8 @@ class ServerStats:
     #: seen at once: how many requests a client really had in flight.
     in_flight: int = 0
     max_in_flight: int = 0
+    #: Metadata requests (``GET /props`` …), apart from the chat requests counted above.
+    metadata_paths: list[str] = field(default_factory=list)
     #: ``time.monotonic()`` of the first request's arrival and of the last answer.
     first_request_at: float | None = None
     last_answer_at: float | None = None
@@ -104,9 +191,15 @@ class FakeOpenAIServer(LoopbackServer):
 
     def __init__(self, behaviour: str = "perfect", *, latency: float = 0.0,
                  slots: int | None = None, answer_first: int = 0,
-                 context: int | None = None) -> None:
+                 context: int | None = None, server: str | None = None,
+                 maximum: int | None = None) -> None:
         if behaviour not in MODES:
             raise ValueError(f"unknown behaviour {behaviour!r}")
+        if server is not None and server not in SERVERS:
+            raise ValueError(f"unknown server {server!r} (known: {', '.join(SERVERS)})")
+        #: Whose metadata endpoints to answer, and the model's own maximum context.
+        self.server = server
+        self.maximum = maximum
         self.behaviour = behaviour
         self.answer_first = answer_first
         #: A loaded context size: longer prompts get llama.cpp's overflow answer.
@@ -157,6 +250,12 @@ class FakeOpenAIServer(LoopbackServer):
 
     def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
         request = json.loads(body or b"{}")
+        answer = metadata(self.server, method, path, request, context=self.context,
+                          maximum=self.maximum)
+        if answer is not None:
+            with self.stats.lock:
+                self.stats.metadata_paths.append(f"{method} {path}")
+            return answer
         stats = self.stats
         with stats.lock:
             stats.requests += 1

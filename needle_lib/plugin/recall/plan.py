@@ -24,8 +24,11 @@ from needle_lib.llm import (
 )
 from needle_lib.llm.client import ChatClient
 from needle_lib.llm.config import check_distinct_keys
+from needle_lib.llm.overflow import Overflow, explain_overflow
 from needle_lib.llm.request_body import share_prefix
+from needle_lib.llm.server_context import probe_context
 from needle_lib.names import id_part
+from needle_lib.plugin.recall.contexts import known_contexts, needs_context
 from needle_lib.provenance import package_info
 from needle_lib.recall import size
 from needle_lib.recall.corpus import (
@@ -223,8 +226,18 @@ def _corpus_configs(config: pytest.Config, models: list[ModelConfig]) -> list[Co
     else:
         names = config.getoption("corpus") or configured_corpus_names()
         chosen = [resolve_corpus(name) for name in names]
-    contexts = [m.context_tokens for m in models]
-    return [sized_for(c, contexts, config.getoption("max_prompt_tokens")) for c in chosen]
+    budget = config.getoption("max_prompt_tokens")
+    contexts = known_contexts(config, models) if needs_context(chosen, budget) else []
+    return [sized_for(c, contexts, budget) for c in chosen]
+
+
+def budget_note(suite: RecallSuite) -> str | None:
+    """The line that says how large a repo corpus's prompt is and what decided it."""
+    snapshot = suite.corpus.repo
+    if snapshot is None:
+        return None
+    return (f"{suite.config.name}: prompt budget {snapshot.budget:,} tokens, set by "
+            f"{snapshot.budget_source}")
 
 
 def build_plan(config: pytest.Config) -> RecallPlan:
@@ -292,6 +305,7 @@ def build_plan(config: pytest.Config) -> RecallPlan:
         raise ConfigError("; ".join(misses))
     messages = [REFERENCE_NOTE] if not opt("model") else []
     messages += [m.note for m in models if m.note]
+    messages += [note for suite in suites if (note := budget_note(suite))]
     pairs = len(suites) * len(models)
     if opt("dump") and pairs > 1:
         raise ConfigError(
@@ -337,6 +351,32 @@ def ask(client: ChatClient, case: RecallCase, *, max_tokens: int | None = None) 
     )
 
 
+#: Answer tokens the preflight asks for: enough to see an answer start.
+PREFLIGHT_TOKENS = 16
+
+
+def overflow_message(case: RecallCase, exc: ContextOverflowError) -> str:
+    """The overflow, sized to this corpus and this server: what fits, and the fix to lead
+    with. The server is asked (once per process, on this error path only) what it loaded
+    and what the model's maximum is, so a model trained on 8K is not told to load 16K."""
+    server = probe_context(case.model)
+    limit = exc.server_limit or (server.loaded if server else None)
+    snapshot = case.suite.corpus.repo
+    advice = size.fit_advice(case.prompt_tokens, case.task_tokens, limit,
+                             own_code=snapshot is not None,
+                             server_count=exc.server_prompt_tokens)
+    facts = advice.facts
+    if snapshot is not None:
+        facts += f"; its budget, {snapshot.budget:,} tokens, was set by {snapshot.budget_source}"
+    maximum = (server.maximum, server.maximum_source) if server and server.maximum else None
+    detail = explain_overflow(
+        Overflow(limit, exc.server_prompt_tokens), model=exc.model,
+        estimate=exc.estimated_prompt_tokens, max_tokens=PREFLIGHT_TOKENS,
+        first_fix=advice.first_fix, maximum=maximum,
+    )
+    return f"model {exc.model!r} at {exc.url}: {detail} (server said: {exc.excerpt}); {facts}"
+
+
 def preflight(client: ChatClient, case: RecallCase) -> str | None:
     """A cheap request with the real prompt shape; the error text when it fails.
 
@@ -344,10 +384,9 @@ def preflight(client: ChatClient, case: RecallCase) -> str | None:
     and on an overflow says which shipped corpora would fit the server's context.
     """
     try:
-        ask(client, case, max_tokens=16)
+        ask(client, case, max_tokens=PREFLIGHT_TOKENS)
     except ContextOverflowError as exc:
-        advice = size.fit_advice(case.prompt_tokens, case.task_tokens, exc.server_limit)
-        return f"preflight for {case.pair} failed: {exc}; {advice}"
+        return f"preflight for {case.pair} failed: {overflow_message(case, exc)}"
     except (LLMError, ConfigError) as exc:
         return f"preflight for {case.pair} failed: {exc}"
     return None
