@@ -283,23 +283,31 @@ class PLineMigrating(pydantic.BaseModel):
     case: PCaseMigrating | None = None
 
 
-def read_pydantic_v0(path: Path) -> int:
-    count = 0
+def read_pydantic_v0(path: Path) -> tuple[dict[str, Any], list[PCase]]:
+    head: dict[str, Any] = {}
+    cases: dict[tuple[str, str], PCase] = {}
     with path.open("rb") as lines:
         for line in lines:
-            count += PLineMigrating.model_validate_json(line).case is not None
-    return count
+            entry = PLineMigrating.model_validate_json(line)
+            if entry.case is not None:
+                cases[(entry.case.query_id, entry.case.engine)] = entry.case
+            elif entry.header is not None:
+                head = entry.header
+    return head, list(cases.values())
 
 
-def read_msgspec_v0(path: Path) -> int:
-    count = 0
+def read_msgspec_v0(path: Path) -> tuple[dict[str, Any], list[MCase]]:
+    head: dict[str, Any] = {}
+    cases: dict[tuple[str, str], MCase] = {}
     with path.open("rb") as lines:
         for line in lines:
             entry = msgspec.json.decode(line)
             if "case" in entry:
-                msgspec.convert(migrate_v0(entry["case"]), MCase)
-                count += 1
-    return count
+                case = msgspec.convert(migrate_v0(entry["case"]), MCase)
+                cases[(case.query_id, case.engine)] = case
+            else:
+                head = entry["header"]
+    return head, list(cases.values())
 
 
 def write_v0(path: Path, cases: list[dict[str, Any]]) -> None:
