@@ -23,6 +23,7 @@ from dataclasses import asdict
 from typing import Any
 
 from needle_lib.benches.tables import RowTables
+from needle_lib.contract.outcome import is_scored, is_skipped
 from needle_lib.metrics.latency import latency_stats
 from needle_lib.metrics.ndcg import (
     ULTIMATE,
@@ -42,7 +43,7 @@ ALL_ENGINES_FAILED = "all engines failed"
 
 def _scoreable(case: dict[str, Any]) -> bool:
     return case.get("search_error") is None and not case.get("judge_errors") and (
-        case.get("outcome") in ("passed", "failed")
+        is_scored(case.get("outcome"))
     )
 
 
@@ -54,7 +55,7 @@ def _pool_complete(present: dict[str, dict[str, Any]]) -> bool:
 
 def _all_failed(present: dict[str, dict[str, Any]]) -> bool:
     """Whether every engine that was asked (not skipped) failed to search."""
-    asked = [c for c in present.values() if c.get("outcome") != "skipped"]
+    asked = [c for c in present.values() if not is_skipped(c.get("outcome"))]
     return bool(asked) and all(c.get("search_error") is not None for c in asked)
 
 
@@ -199,7 +200,7 @@ class _EngineCounts:
         failed = case.get("search_error") is not None
         self.search_errors += failed
         self.judge_errors += case.get("judge_errors", 0)
-        self.skipped += case.get("outcome") == "skipped"
+        self.skipped += is_skipped(case.get("outcome"))
         self.retries += case.get("retries", 0)
         if not failed and case.get("latency_s") is not None:
             self.latencies.append(case["latency_s"])

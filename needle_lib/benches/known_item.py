@@ -22,13 +22,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from needle_lib.benches.tables import RowTables, SpooledRows
+from needle_lib.contract.outcome import Outcome, is_scored, is_skipped, pass_fail
 from needle_lib.metrics.latency import latency_stats
 from needle_lib.metrics.urls import normalize_url
 from needle_lib.search.types import SearchResult
 
 ULTIMATE = "ultimate"
 KNOWN_ITEM_SCHEMA_VERSION = 1
-SCORED_OUTCOMES = ("passed", "failed")
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def needs_judging(det_rank: int | None, n_results: int) -> int:
 
 
 def _scored(case: dict[str, Any]) -> bool:
-    return case.get("outcome") in SCORED_OUTCOMES and case.get("search_error") is None
+    return is_scored(case.get("outcome")) and case.get("search_error") is None
 
 
 def _ratio(numerator: float, denominator: int) -> float | None:
@@ -171,8 +171,8 @@ def _ultimate_case(present: dict[str, dict[str, Any]], engines: list[str],
             "gold": any_case.get("gold"), "groups": any_case.get("groups", {}),
             "judged": 0, "judge_errors": 0, "latency_s": None}
     if not pool:
-        skipped = all(c.get("outcome") == "skipped" for c in present.values())
-        return {**base, "outcome": "skipped" if skipped else "error", "results": [],
+        skipped = all(is_skipped(c.get("outcome")) for c in present.values())
+        return {**base, "outcome": Outcome.SKIPPED if skipped else Outcome.ERROR, "results": [],
                 "hit_rank": None, "det_rank": None,
                 "search_error": None if skipped else "no engine answered this query"}
     hitter = next((c for c in pool if c.get("hit_rank")), None)
@@ -189,7 +189,7 @@ def _ultimate_case(present: dict[str, dict[str, Any]], engines: list[str],
                 seen.add(key)
                 results.append({**result, "engine": case["engine"]})
     rank = 1 if hitter is not None else None
-    return {**base, "outcome": "passed" if rank else "failed", "results": results,
+    return {**base, "outcome": pass_fail(bool(rank)), "results": results,
             "hit_rank": rank, "det_rank": rank, "search_error": None}
 
 
@@ -228,11 +228,11 @@ class _EngineSummary:
             else:
                 self.misses += 1
                 self.misses_system_specific += hit_elsewhere and not self.pooled
-        if case.get("outcome") != "skipped":
+        if not is_skipped(case.get("outcome")):
             self.search_errors += case.get("search_error") is not None
         self.judged_results += case.get("judged", 0)
         self.judge_errors += case.get("judge_errors", 0)
-        self.skipped += case.get("outcome") == "skipped"
+        self.skipped += is_skipped(case.get("outcome"))
         self.retries += case.get("retries", 0)
         if case.get("search_error") is None and case.get("latency_s") is not None:
             self.latencies.append(case["latency_s"])

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from needle_lib.benches.journal_lock import hold_for_writing
 from needle_lib.benches.registry import build_report
+from needle_lib.contract.outcome import is_scored, is_skipped
 from needle_lib.jsonio import read_json, write_json_by_line_atomic
 from needle_lib.names import is_plain
 from needle_lib.tomlconf import ConfigError
@@ -105,8 +106,8 @@ class CaseTally:
 
     def add(self, case: dict[str, Any]) -> None:
         self.cases += 1
-        self.skipped |= case.get("outcome") == "skipped"
-        self.scored += case.get("outcome") in ("passed", "failed")
+        self.skipped |= is_skipped(case.get("outcome"))
+        self.scored += is_scored(case.get("outcome"))
 
     @classmethod
     def of(cls, cases: list[dict[str, Any]]) -> CaseTally:

@@ -22,6 +22,7 @@ from typing import Any
 from needle_lib.benches.registry import build_report, by_query
 from needle_lib.benches.rows import query_hash  # one query text, one cluster across runs
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX, CaseTally, read_run
+from needle_lib.contract.outcome import is_skipped
 from needle_lib.judge.verdict import RELEVANT_RATING
 from needle_lib.metrics.ndcg import ULTIMATE
 from needle_lib.metrics.overlap import family_uniqueness, pair_sharing
@@ -176,7 +177,7 @@ def _answered(cases: list[dict[str, Any]]) -> list[dict[str, dict[str, Any]]]:
     """Per query, the cases of engines whose search succeeded (skips and failures are out:
     an engine that did not answer neither shares nor misses URLs)."""
     return list(by_query(c for c in cases
-                         if c.get("search_error") is None and c.get("outcome") != "skipped")
+                         if c.get("search_error") is None and not is_skipped(c.get("outcome")))
                 .values())
 
 

@@ -38,13 +38,25 @@ def is_scored(outcome: object) -> bool:
     return outcome in SCORED
 
 
+def is_skipped(outcome: object) -> bool:
+    """Whether ``outcome`` is SKIPPED (a policy skip, or a case never asked: folds count
+    both as skipped, and a run with a case never asked is not complete)."""
+    return outcome == Outcome.SKIPPED
+
+
+def pass_fail(passed: bool) -> Outcome:
+    """PASSED or FAILED: the verdict of a case that had something to score (a pooled
+    ``ultimate`` row, say, whose verdict is whether any engine hit)."""
+    return Outcome.PASSED if passed else Outcome.FAILED
+
+
 def scored_outcome(scored: int, passed: bool) -> Outcome:
     """The verdict of an answered case: SKIPPED when the policy leaves nothing to score,
     else PASSED or FAILED by the case's own pass rule (recall: the 40 % threshold; search:
     a relevant result or the gold in the top K)."""
     if scored == 0:
         return Outcome.SKIPPED
-    return Outcome.PASSED if passed else Outcome.FAILED
+    return pass_fail(passed)
 
 
 def case_outcome(case: Mapping[str, Any]) -> Outcome | None:

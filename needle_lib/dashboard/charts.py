@@ -14,6 +14,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from needle_lib.contract.outcome import is_scored
 from needle_lib.dashboard.paired import PairedComparison
 from needle_lib.dashboard.positions import DEPTH_BINS, NovelSize, bin_label, depth_bin
 from needle_lib.dashboard.runs import Run
@@ -146,7 +147,7 @@ def heatmap_figure(runs: Sequence[Run], title: str) -> go.Figure:
             if case is None:
                 z_row.append(None)
                 hover_row.append(f"{name}: not run")
-            elif case["outcome"] in ("passed", "failed"):
+            elif is_scored(case["outcome"]):
                 pct = 100 * case["matched"] / case["scored"] if case["scored"] else 0.0
                 z_row.append(pct)
                 hover_row.append(f"{name}: {pct:.0f} % matched, {case['outcome']}")
