@@ -19,6 +19,7 @@ from needle_lib.recall.corpus import (
     CorpusConfig,
     load_corpus,
     load_corpus_config,
+    recorded_repo_corpus,
     repo_config,
     sized_for,
 )
@@ -387,3 +388,18 @@ def test_a_repo_overflow_names_the_budget_that_fits(
                  if c["outcome"] == "error")
     assert "Fix: rerun with `--max-prompt-tokens 4096` (fits a 6,144-token context" in error
     assert f"its budget, 30,720 tokens, was set by {DEFAULT_SOURCE}" in error
+
+
+@pytest.mark.parametrize("named", ["../outside.py", "/etc/hostname", "src/link.py"])
+def test_a_dump_cannot_make_rescore_read_a_file_outside_its_checkout(
+    checkout: Path, tmp_path: Path, named: str,
+) -> None:
+    """A dump is a file anyone can edit: the file list ``needle rescore`` rebuilds a
+    ``--repo`` corpus from is confined like a run's own listing."""
+    (tmp_path / "outside.py").write_text(_function("py", "outside", 30))
+    (checkout / "src" / "link.py").symlink_to(tmp_path / "outside.py")
+    block = load_corpus(spec_config(checkout)).describe()
+    assert recorded_repo_corpus(block).sha256 == block["sha256"]  # the untouched dump reads
+    tampered = {**block, "files": [named, *block["files"][1:]]}
+    with pytest.raises(ConfigError, match=re.escape(f"the dump's file {named!r} is not read")):
+        recorded_repo_corpus(tampered)

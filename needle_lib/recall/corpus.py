@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.paths import CORPORA_DIR, REPO_ROOT, resolve_repo_path
-from needle_lib.recall.confined import LeftOut, confine, left_out_message
+from needle_lib.recall.confined import LeftOut, confine, left_out_message, refusal
 from needle_lib.recall.languages import LANGUAGES, language_of, supported_extensions
 from needle_lib.recall.repo import (
     REPO_SCHEMA,
@@ -300,6 +300,13 @@ def recorded_repo_corpus(block: Mapping[str, Any]) -> Corpus:
             f"corpus {block['name']!r} came from --repo {root}, which no longer exists: "
             f"restore that checkout (commit {commit[:12]}) to re-score this dump"
         )
+    for name in files:  # a dump is a file anyone can edit: it never picks what is read
+        if (why := refusal(root, name)) is not None:
+            raise ConfigError(
+                f"corpus {block['name']!r}: the dump's file {name!r} is not read ({why}); "
+                f"a --repo dump lists files inside {root}, so it was edited or the checkout "
+                "changed since the run"
+            )
     tried: list[str] = []
     for where, texts in recorded_texts(root, commit, files).items():
         corpus = build_corpus(block["name"], list(zip(files, texts, strict=True)))
