@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 
 from needle_lib import __version__
@@ -45,6 +47,18 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:  # bad input, named; anything else is a bug with its traceback
         print(f"needle: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _reader_went_away() -> int:
+    """``needle extract --all | head``: the reader closed the pipe, which is how such a
+    pipeline ends, not an error. Python's own flush at exit would hit the closed pipe again
+    and print a traceback, so stdout is pointed at /dev/null first (the documented recipe);
+    the status is the shell's for a process a SIGPIPE ended."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from recall_helpers import cached_parse, real_corpus
@@ -98,3 +100,18 @@ def test_extract_show_unknown_name_fails(capsys: pytest.CaptureFixture[str]) -> 
 def test_extract_unknown_corpus_is_a_config_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["extract", "--corpus", "no_such_corpus"]) == 2
     assert "needle: unknown corpus 'no_such_corpus'" in capsys.readouterr().err
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly() -> None:
+    """``needle extract --all --json | head``: a closed pipe ends the pipeline as the shell
+    expects (status 141, SIGPIPE's), with no BrokenPipeError traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "needle_lib.cli", "extract", "--corpus", "jquery", "--all",
+         "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().strip() == b"["
+    proc.stdout.close()  # its ~120 KB of JSON outgrow the pipe: the writer must notice
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
