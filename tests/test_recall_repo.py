@@ -403,3 +403,13 @@ def test_a_dump_cannot_make_rescore_read_a_file_outside_its_checkout(
     tampered = {**block, "files": [named, *block["files"][1:]]}
     with pytest.raises(ConfigError, match=re.escape(f"the dump's file {named!r} is not read")):
         recorded_repo_corpus(tampered)
+
+
+def test_a_repository_with_no_commit_yet_says_so(tmp_path: Path) -> None:
+    """``git init`` and no commit: once a cryptic git usage line, now what to do."""
+    root = tmp_path / "new"
+    root.mkdir()
+    (root / "a.py").write_text(_function("py", "alpha", 30))
+    git(root, "init", "-q")
+    with pytest.raises(ConfigError, match=r"no commit yet.*commit once"):
+        load_corpus(spec_config(root))

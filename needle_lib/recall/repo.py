@@ -144,6 +144,22 @@ def _git(root: Path, *args: str) -> str:
     return done.stdout
 
 
+def head_commit(root: Path) -> str:
+    """The checkout's commit, which a dump records so ``needle rescore`` can rebuild the
+    text; a repository with no commit yet has none to record, so it is named as such rather
+    than as unreadable."""
+    try:
+        return _git(root, "rev-parse", "--verify", "HEAD^{commit}").strip()
+    except ConfigError:
+        if _git(root, "rev-list", "-n", "1", "--all").strip():
+            raise
+        raise ConfigError(
+            f"--repo {root}: the repository has no commit yet; a run records the commit it "
+            "read so its dump can be re-scored later: commit once (git add -A && git commit "
+            "-m start), then run again"
+        ) from None
+
+
 def checkout_folder(path: Path) -> tuple[Path, str]:
     """(checkout root, ``path`` relative to it as a POSIX path, "." for the root itself)."""
     if not path.is_dir():
@@ -211,7 +227,7 @@ def choose_files(spec: RepoSpec, seed: int) -> tuple[RepoSnapshot, list[str]]:
             "the include globs); raise it with --max-prompt-tokens N if the model can take it"
         )
     chosen.sort()
-    commit = _git(root, "rev-parse", "HEAD").strip()
+    commit = head_commit(root)
     dirty = bool(_git(root, "status", "--porcelain", "--", *chosen).strip())
     snapshot = RepoSnapshot(
         root, commit, dirty, tuple(chosen), len(texts), budget, spec.include, spec.exclude,
