@@ -31,7 +31,7 @@ import httpx
 
 from needle_lib.errors import NeedleError
 from needle_lib.jsonio import loads_untrusted
-from needle_lib.net.body import BodyLimits, MiB, UnreadableBody, is_truncated
+from needle_lib.net.body import MAX_TIMEOUT_S, BodyLimits, MiB, UnreadableBody, is_truncated
 from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, send
 from needle_lib.net.tls import ca_context
 from needle_lib.redact import redact_then_cut, register_secret
@@ -88,8 +88,9 @@ class HttpSearchClient(ABC):
     ) -> None:
         if snippet_chars < 0:
             raise ValueError(f"snippet_chars must be >= 0 (0 = no cap), got {snippet_chars}")
-        if timeout <= 0:
-            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        if not 0 < timeout <= MAX_TIMEOUT_S:
+            raise ValueError(f"timeout must be > 0 and at most {MAX_TIMEOUT_S:g} seconds, "
+                             f"got {timeout}")
         self.name = name
         self._api_key = api_key or None
         register_secret(self._api_key)
