@@ -32,6 +32,7 @@ import httpx
 from needle_lib.errors import NeedleError
 from needle_lib.jsonio import loads_untrusted
 from needle_lib.net.body import MAX_TIMEOUT_S, BodyLimits, MiB, UnreadableBody, is_truncated
+from needle_lib.net.cleartext import warn_cleartext_key
 from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, send
 from needle_lib.net.tls import ca_context
 from needle_lib.redact import redact_then_cut, register_secret
@@ -95,6 +96,7 @@ class HttpSearchClient(ABC):
         self._api_key = api_key or None
         register_secret(self._api_key)
         self.base_url = (base_url or self.default_base_url).rstrip("/")
+        warn_cleartext_key(self.base_url, who=f"engine {name!r}", key=self._api_key)
         self.mode = mode
         self.snippet_chars = snippet_chars
         self.timeout = timeout
