@@ -20,7 +20,7 @@ from needle_lib.judge import JudgeError, Verdict
 from needle_lib.judge.profile import QueryProfile
 from needle_lib.judge.tally import counting
 from needle_lib.plugin.search.plan import SearchCase, SearchClients
-from needle_lib.search.base import cap_snippet
+from needle_lib.search.bounds import cap_snippet
 from needle_lib.search.types import MissingAPIKey, SearchOutcome, SearchResult
 from needle_lib.tomlconf import ConfigError
 
