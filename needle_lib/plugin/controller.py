@@ -181,6 +181,8 @@ class Controller:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Where the detail page goes: beside the pytest-html page, resolved as pytest-html
         resolves it (after ``--html`` defaulted, before any case)."""
+        if self.search_run:
+            self.search.start_clock()
         html = self.config.getoption("htmlpath", None)
         if self.search_run and html:
             self.detail = CaseDetailPage(Path.cwd() / Path(os.path.expandvars(html)).expanduser())
