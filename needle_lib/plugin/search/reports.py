@@ -64,6 +64,12 @@ class SearchReports:
         path = self.report_path
         return path.with_name(f"{path.stem}__{pair}{path.suffix}")
 
+    def abandon(self) -> None:
+        """Stop writing (a full disk): every journal is closed as it stands, for
+        ``--resume``, and no report is written."""
+        for live in self.live.values():
+            live.abandon()
+
     def finish(self, *, interrupted: bool = False) -> list[dict[str, Any]]:
         """Write every bench's report; their summaries (``live_report.summary_of``)."""
         return [self.live[pair].finish(path, complete_run=not interrupted)
