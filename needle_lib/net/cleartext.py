@@ -15,11 +15,13 @@ import threading
 import warnings
 from urllib.parse import urlsplit
 
+from needle_lib.errors import NeedleError
+
 _warned: set[str] = set()
 _lock = threading.Lock()
 
 
-class CleartextKeyWarning(UserWarning):
+class CleartextKeyWarning(NeedleError, UserWarning):
     """An API key will be sent over plain HTTP to a host that is not this machine."""
 
 
