@@ -174,13 +174,13 @@ async def test_an_unusable_reply_is_kept_with_the_judge_error(make_judge) -> Non
     verdicts = await make_judge().rate_many(QUERY, [SearchResult("https://x.example/b", "t", "s")])
     error = verdicts[0]
     assert isinstance(error, JudgeError) and error.reply == "I refuse."
-    record = judged_result(SearchResult("https://x.example/b", "t", "s"), error, 2000)
+    record = judged_result(SearchResult("https://x.example/b", "t", "s"), error)
     assert record["judge_reply"] == "I refuse." and record["rating"] is None
 
 
 def test_a_judged_result_stores_the_reply_beside_the_rating() -> None:
     verdict = Verdict(rating=3, label="HM", reasoning="fits", reply='{"rating": 3}')
-    record = judged_result(SearchResult("https://x.example/c", "t", "s"), verdict, 2000)
+    record = judged_result(SearchResult("https://x.example/c", "t", "s"), verdict)
     assert (record["rating"], record["judge_reply"]) == (3, '{"rating": 3}')
 
 
@@ -221,11 +221,10 @@ def test_the_judge_bounds_fields_from_any_caller_too() -> None:
 
 def test_a_stored_result_is_bounded_and_says_what_was_cut() -> None:
     huge = SearchResult(LONG_URL, LONG_TITLE, "word " * 30_000, "2026-07-01")
-    record = stored_result(huge, 0)  # no budget: the evidence ceiling still applies
+    record = stored_result(huge)  # the engine's snippet, up to the evidence ceiling
     assert len(record["snippet"]) == MAX_SNIPPET_CHARS
     assert record["truncated"] == ["title", "url", "snippet"]
     assert len(json.dumps(record)) < MAX_SNIPPET_CHARS + MAX_URL_CHARS + MAX_TITLE_CHARS + 200
-    assert stored_result(huge, 300)["snippet"] == huge.snippet[:300]
-    plain = stored_result(SearchResult("https://x.example/", "t", "s"), 2000)
+    plain = stored_result(SearchResult("https://x.example/", "t", "s"))
     assert "truncated" not in plain  # an untouched result reads as it always did
     assert bound_result(SearchResult("https://x.example/", "t", "s")).truncated == ()

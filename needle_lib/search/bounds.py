@@ -5,9 +5,9 @@ Why: an engine's title, URL and date are as untrusted as its snippet, and only t
 was ever cut. A 20,000-character title and a 5,000-character URL went to the judge whole and
 were stored whole in every report, case page and site page that showed the result. Titles,
 URLs and dates are now cut where results enter Needle (``HttpSearchClient.search``), so the
-judge, the matchers and every output see the same bounded result; snippets stay whole up to
-the consumer's evidence budget (the judge notes how much it left out), and what a report
-stores of a snippet is capped by the same budget.
+judge, the matchers and every output see the same bounded result. Snippets stay whole up to
+the consumer's evidence budget (the judge notes how much it left out); a report keeps the
+engine's snippet whole up to the evidence ceiling, so the reader sees what the engine sent.
 
 A cut field's name goes in ``SearchResult.truncated`` and in the stored result
 (``"truncated": ["title", "url"]``), so a reader knows the text is a head, not the whole.
@@ -60,11 +60,11 @@ def cap_snippet(result: SearchResult, snippet_chars: int) -> SearchResult:
     return _with_cut(result, ["snippet"], snippet=result.snippet[:snippet_chars])
 
 
-def stored_result(result: SearchResult, snippet_chars: int) -> dict[str, Any]:
-    """A result as a report stores it: every field bounded (the snippet by the run's budget,
-    else ``MAX_SNIPPET_CHARS``), and ``truncated`` naming the cut fields, only when some
-    field was cut (a report of untouched results reads as it always did)."""
-    kept = cap_snippet(bound_result(result), snippet_chars or MAX_SNIPPET_CHARS)
+def stored_result(result: SearchResult) -> dict[str, Any]:
+    """A result as a report stores it: every field bounded (the snippet by
+    ``MAX_SNIPPET_CHARS``), and ``truncated`` naming the cut fields, only when some field
+    was cut (a report of untouched results reads as it always did)."""
+    kept = cap_snippet(bound_result(result), MAX_SNIPPET_CHARS)
     record = asdict(kept)
     cut = record.pop("truncated")
     if cut:

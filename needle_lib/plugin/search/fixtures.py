@@ -119,8 +119,7 @@ def search_judged(
         pytest.skip(reason)
     assert work.searched.outcome is not None
     verdicts, profile = work.verdicts, work.profile
-    snippet_chars = search_plan(request.config).snippet_chars
-    results = [judged_result(result, verdict, snippet_chars)
+    results = [judged_result(result, verdict)
                for result, verdict in zip(work.searched.outcome.results, verdicts, strict=True)]
     errors = [v for v in verdicts if isinstance(v, JudgeError)]
     scorecard.update_case(results=results, judge_errors=len(errors),
@@ -156,9 +155,7 @@ def search_matched(
     if work is None:
         return scorecard.case
     assert isinstance(work, MatchedWork)
-    snippet_chars = search_plan(request.config).snippet_chars
-    results = [matched_result(r, m, snippet_chars)
-               for r, m in zip(work.shown, work.matches, strict=True)]
+    results = [matched_result(r, m) for r, m in zip(work.shown, work.matches, strict=True)]
     det_rank = first_rank([m.matched for m in work.matches])
     scorecard.update_case(results=results, det_rank=det_rank, hit_rank=det_rank)
     if work.unconfigured is not None:

@@ -182,11 +182,10 @@ def build_search_plan(config: pytest.Config) -> SearchPlan:
     )
 
 
-def judged_result(result: SearchResult, verdict: Verdict | JudgeError,
-                  snippet_chars: int) -> dict[str, Any]:
+def judged_result(result: SearchResult, verdict: Verdict | JudgeError) -> dict[str, Any]:
     """One result as the report lists it: the engine's own evidence (bounded, cuts flagged:
     ``search.bounds``) plus the verdict."""
-    record = stored_result(result, snippet_chars)
+    record = stored_result(result)
     if isinstance(verdict, Verdict):
         record.update(rating=verdict.rating, label=verdict.label, reasoning=verdict.reasoning,
                       gates=verdict.gates, judge_reply=verdict.reply)
@@ -211,10 +210,10 @@ def check_relevance(case: dict[str, Any], scorecard: Any) -> None:
         pytest.fail(summary, pytrace=False)
 
 
-def matched_result(result: SearchResult, match: Match, snippet_chars: int) -> dict[str, Any]:
+def matched_result(result: SearchResult, match: Match) -> dict[str, Any]:
     """One result as a known-item report lists it: evidence (bounded, cuts flagged), the
     matcher's verdict and why."""
-    return {**stored_result(result, snippet_chars), "det_match": match.matched,
+    return {**stored_result(result), "det_match": match.matched,
             "match_why": match.why, "judge_match": None}
 
 
