@@ -36,3 +36,19 @@ def utc_now() -> datetime:
 def utc_today() -> date:
     """The UTC date of :func:`utc_now`."""
     return utc_now().date()
+
+
+def pinned_moment() -> str | None:
+    """``NEEDLE_NOW`` as the moment it pins (ISO 8601, UTC), or None when the clock is free."""
+    return utc_now().isoformat() if os.environ.get(NOW_ENV, "").strip() else None
+
+
+def clock_record() -> dict[str, str | None]:
+    """What a report keeps of the moment it ran for, so a rerun can be told apart from a
+    run as of another day: ``pinned`` (the ``NEEDLE_NOW`` moment, None when unset), ``now``
+    (the moment in use at the start) and ``judge_today`` (the date freshness is judged
+    against for a query that brings no date of its own). A report used to keep only the
+    wall-clock start, so a run judged as of a pinned day looked like one judged today."""
+    now = utc_now()
+    return {"pinned": pinned_moment(), "now": now.isoformat(timespec="seconds"),
+            "judge_today": now.date().isoformat()}

@@ -122,9 +122,18 @@ def atomic_text_file(path: Path, *, durable: bool = True) -> Iterator[IO[str]]:
                 fh.flush()
                 os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        name_the_file(exc, path)
         raise
+
+
+def name_the_file(exc: BaseException, path: Path | str) -> None:
+    """Make ``exc`` name ``path`` if it is an ``OSError`` that names no file: a failed
+    ``write`` or ``flush`` (a full disk) does not say which file it was writing, and the
+    message a user gets must (``plugin.diskfull``)."""
+    if isinstance(exc, OSError) and exc.filename is None:
+        exc.filename = str(path)
 
 
 def read_json(path: Path) -> Any:

@@ -64,3 +64,44 @@ def test_tests_read_the_pinned_moment_not_the_wall_clock():
     assert readers <= set(on_purpose), (
         f"{sorted(readers - set(on_purpose))} read the wall clock; use the pinned_clock "
         "fixture (NEEDLE_NOW) or a fixed datetime so the outcome cannot depend on the hour")
+
+
+# --- what a report records of the moment (issue 32, item 9) -------------------------------
+
+def test_a_report_records_the_pinned_moment_and_the_judges_today(monkeypatch):
+    from needle_lib.clock import clock_record
+
+    monkeypatch.setenv(NOW_ENV, "2025-12-31T23:30:00-02:00")
+    assert clock_record() == {"pinned": "2026-01-01T01:30:00+00:00",
+                              "now": "2026-01-01T01:30:00+00:00", "judge_today": "2026-01-01"}
+    monkeypatch.delenv(NOW_ENV)
+    free = clock_record()
+    assert free["pinned"] is None and free["judge_today"] == utc_today().isoformat()
+
+
+def test_the_search_report_header_carries_the_clock_from_session_start(monkeypatch, tmp_path):
+    from needle_lib.plugin.search.reports import SearchReports
+
+    monkeypatch.setenv(NOW_ENV, "2024-02-29T12:00:00Z")
+    reports = SearchReports(tmp_path, None)
+    reports.start_clock()
+    monkeypatch.setenv(NOW_ENV, "2030-01-01T00:00:00Z")  # a later change does not move it
+    header = {"bench": "news", "kind": "judged", "engines": ["exa"], "num_results": 5,
+              "expected_cases": 1}
+    reports.add({"kind": "search", "pair": "news__q", "header": header,
+                 "case": {"query_id": "q", "query": "boots", "engine": "exa", "results": []}},
+                "skipped")
+    assert reports.headers["news__q"]["clock"] == {
+        "pinned": "2024-02-29T12:00:00+00:00", "now": "2024-02-29T12:00:00+00:00",
+        "judge_today": "2024-02-29"}
+    for live in reports.live.values():
+        live.journal.close(remove=True)
+
+
+def test_recall_reads_no_clock_so_its_dump_records_none():
+    """A recall prompt, its targets and its scoring never depend on the date: the clock
+    matters only where queries are drawn or judged, and only those reports record it."""
+    root = Path(needle_lib.__file__).parent
+    readers = [path for part in ("recall", "plugin/recall") for path in (root / part).rglob("*.py")
+               if "needle_lib.clock" in path.read_text(encoding="utf-8")]
+    assert readers == []

@@ -44,14 +44,14 @@ def test_prompt_carries_the_pair_the_date_the_profile_and_the_scale() -> None:
     assert [m["role"] for m in messages] == ["system", "user"]
     system, user = messages[0]["content"], messages[1]["content"]
     for text in ("central bank rate cut", RESULT.url, RESULT.title, RESULT.snippet,
-                 "Today's date: 2026-05-12", "Published: not given", '"the rate decision"'):
+                 "Today's date: 2026-05-12", '"published": "not given"', '"the rate decision"'):
         assert text in user
     for rating, label in LABELS.items():
         assert f"{rating} {label} (" in system
     for key in ("rating", "label", "reasoning", *GATES):
         assert f'"{key}"' in system
     assert "freshness" in system.lower()
-    assert JUDGE_PROMPT_VERSION == "needs-met-v2"
+    assert JUDGE_PROMPT_VERSION == "needs-met-v3"
 
 
 def test_evidence_within_the_budget_is_shown_as_given() -> None:

@@ -648,3 +648,49 @@ def test_loopback_refused_port_is_a_connection_error(tmp_path: Path) -> None:
         client.complete(MESSAGES)
     assert f"127.0.0.1:{port}" in str(info.value) and "may not be running" in str(info.value)
     assert info.value.attempts == 2 and sleep.delays == [0.0]
+
+
+# --- a key in clear text (issue 32, item 10) ---------------------------------------------
+
+@pytest.fixture
+def fresh_cleartext_warnings() -> Iterator[None]:
+    from needle_lib.net.cleartext import forget_warnings
+
+    forget_warnings()
+    yield
+    forget_warnings()
+
+
+def test_a_key_sent_over_plain_http_to_another_host_warns_once(fresh_cleartext_warnings):
+    """``--base-url http://gpu-box:8000`` over a config that carries a key: every request
+    would send the key unencrypted; the user is told once, naming the host (never the key)."""
+    from needle_lib.net.cleartext import CleartextKeyWarning
+
+    overridden = resolve_model("m", {"base_url": "http://gpu.example:8000", "api_key": SECRET})
+    with pytest.warns(CleartextKeyWarning, match=r"model 'm'.*unencrypted.*gpu\.example:8000") \
+            as caught:
+        ChatClient(overridden).close()
+        AsyncChatClient(overridden)  # the same destination again: no second warning
+    assert len(caught) == 1 and SECRET not in str(caught[0].message)
+
+
+@pytest.mark.parametrize(("base_url", "key"), [
+    ("http://127.0.0.1:8000", SECRET), ("http://localhost:1234", SECRET),
+    ("http://[::1]:8000", SECRET), ("https://gpu.example", SECRET),
+    ("http://gpu.example:8000", None),
+])
+def test_loopback_https_or_keyless_requests_stay_quiet(fresh_cleartext_warnings, recwarn,
+                                                       base_url, key):
+    from needle_lib.net.cleartext import CleartextKeyWarning
+
+    ChatClient(resolve_model("m", {"base_url": base_url, "api_key": key})).close()
+    assert not [w for w in recwarn if issubclass(w.category, CleartextKeyWarning)]
+
+
+def test_an_engine_key_over_plain_http_warns_too(fresh_cleartext_warnings):
+    from needle_lib.net.cleartext import CleartextKeyWarning
+    from needle_lib.search.registry import make_engine
+
+    with pytest.warns(CleartextKeyWarning, match=r"engine 'exa'.*search\.example"):
+        make_engine("exa", env={"EXA_API_KEY": SECRET,
+                                "NEEDLE_EXA_BASE_URL": "http://search.example"})

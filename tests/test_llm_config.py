@@ -358,3 +358,21 @@ def test_a_raw_model_id_is_used_with_a_note(raw: str) -> None:
     """Far from every config, or a sibling of one (another digit): a model, not a typo."""
     config = resolve_model(raw)
     assert config.source == "raw" and config.note and "raw model id" in config.note
+
+
+# --- the deadline bound (issue 32, item 8) ------------------------------------------------
+
+@pytest.mark.parametrize("timeout", [1e10, 86_400.5])
+def test_a_timeout_beyond_a_day_is_refused_at_load(tmp_path: Path, timeout: float) -> None:
+    """``--request-timeout 1e10`` passed "positive and finite", then every request died in
+    an OverflowError (time_t); it is a usage error naming the key, in a file and a flag."""
+    with pytest.raises(ConfigError, match=r"model overrides: key 'timeout' must be at most "
+                                          r"86400 seconds"):
+        resolve_model("m", {"timeout": timeout})
+    path = write_model(tmp_path / "m.toml", name="m", timeout=timeout)
+    with pytest.raises(ConfigError, match=rf"{path}: key 'timeout' must be at most 86400"):
+        resolve_model(str(path))
+
+
+def test_a_timeout_of_a_day_is_still_accepted() -> None:
+    assert resolve_model("m", {"timeout": 86_400.0}).timeout == 86_400.0

@@ -234,6 +234,8 @@ INVALID = {
     "auth key": (RETRIEVER.replace('key_env = "RETRIEVER_KEY"', ""),
                  "[auth] missing required key 'key_env'"),
     "syntax": (RETRIEVER.replace("[request]", "[request"), "invalid TOML"),
+    "timeout beyond a day": (RETRIEVER.replace("timeout = 12", "timeout = 1e10"),
+                             "key 'timeout' must be > 0 and at most 86400 seconds, got 1e+10"),
     "max count": (RETRIEVER.replace("max_count = 10", "max_count = 0"),
                   "[request] key 'max_count' must be at least 1"),
 }

@@ -13,7 +13,7 @@ import pytest
 import respx
 
 from needle_lib.search import ENGINES, SearchResult, make_engine
-from needle_lib.search.base import cap_snippet
+from needle_lib.search.bounds import cap_snippet
 
 PAYLOADS = Path(__file__).parent / "payloads" / "search"
 KEY = "sk-test-SECRET-4242"

@@ -7,6 +7,7 @@ import math
 
 import pytest
 from evalrun import assert_usage_error, run_evals
+from fakeclock import PINNED_NOW
 
 from needle_lib.metrics.ndcg import GAINS
 from needle_lib.testing.search_server import FakeSearchServer
@@ -60,6 +61,12 @@ def test_news_report_recomputes_and_second_run_uses_the_judge_cache(
     assert report["engines"]["ultimate"]["mean_ndcg"] == pytest.approx(1.0)
     judged_results = [r for row in report["engines"]["exa"]["per_query"] for r in row["results"]]
     assert all(r["gates"]["integrity"] == "pass" for r in judged_results)
+    # the judge's raw reply travels with each rating, for audit (issue 32 item 3)
+    assert all('"rating"' in r["judge_reply"] for r in judged_results)
+    # the pinned moment and the judge's "today" are recorded (issue 32 item 9)
+    pinned = PINNED_NOW.isoformat()
+    assert report["clock"] == {"pinned": pinned, "now": pinned, "judge_today": "2026-07-02"}
+    assert {case["judge_today"] for case in report["cases"]} == {"2026-07-02"}
     assert search_env.requests["profile"] >= 4  # one per query (per worker at most)
     (detail,) = (tmp_path / "r1" / "reports").glob("*.cases.html")  # each case's results
     html = detail.with_name(detail.name.removesuffix(".cases.html") + ".html")

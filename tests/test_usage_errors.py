@@ -40,7 +40,10 @@ def test_a_broken_corpus_config_names_file_and_key(pytester, tmp_path, sample_li
 
 def test_bad_concurrency_and_shard_values_are_usage_errors(pytester, tmp_path):
     for args, message in ((("--concurrency", "0"), "*--concurrency: must be at least 1, got 0*"),
-                          (("--shard", "3/2"), "*--shard: expected I/N with 1 <= I <= N*")):
+                          (("--shard", "3/2"), "*--shard: expected I/N with 1 <= I <= N*"),
+                          # issue 32 item 8: passed validation, then every case overflowed
+                          (("--request-timeout", "1e10"),
+                           "*key 'timeout' must be at most 86400 seconds*")):
         result = run_evals(pytester, tmp_path, *args)
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines([message])

@@ -14,6 +14,7 @@ instead, as ``runfiles.Journal.finish`` builds it: the later case wins there, as
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,13 @@ class LiveReport:
         # held (and locked, ``journal_lock``) until the report is written
         self.journal.close(remove=True)
         return summary_of(report)
+
+    def abandon(self) -> None:
+        """Close the journal as it stands and write no report (a full disk): the run reads
+        back like a killed one, and ``--resume`` continues from its journal."""
+        with contextlib.suppress(OSError):  # the line that did not fit is the case in flight
+            self.journal.close(remove=False)
+        self._close_spools()
 
     def _close_spools(self) -> None:
         self._tables.close()

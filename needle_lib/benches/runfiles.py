@@ -20,7 +20,7 @@ from typing import IO, Any
 from needle_lib.benches.journal_lock import hold_for_writing
 from needle_lib.benches.registry import build_report
 from needle_lib.contract.outcome import is_scored, is_skipped
-from needle_lib.jsonio import read_json, write_json_by_line_atomic
+from needle_lib.jsonio import name_the_file, read_json, write_json_by_line_atomic
 from needle_lib.names import is_plain
 from needle_lib.tomlconf import ConfigError
 
@@ -76,8 +76,12 @@ class Journal:
         # flushed to the OS per case: a killed process loses nothing written; no fsync, which
         # would cost more than the rest of a case's bookkeeping (only a machine crash could
         # then lose the last cases, and the run would be redone anyway).
-        self._fh.write(line + "\n")
-        self._fh.flush()
+        try:
+            self._fh.write(line + "\n")
+            self._fh.flush()
+        except OSError as exc:  # a full disk: the message must name the journal
+            name_the_file(exc, self.path)
+            raise
 
     def close(self, *, remove: bool) -> None:
         self._fh.close()

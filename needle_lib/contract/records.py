@@ -88,6 +88,9 @@ class SearchCaseRecord(TypedDict):
     error: NotRequired[str]
     #: Kept from the run ``--resume`` continued (its counters and latency are that run's).
     resumed: NotRequired[bool]
+    #: Judged cases: the date freshness was judged against (the row's own day, else the
+    #: judge's today, which ``NEEDLE_NOW`` pins), ISO.
+    judge_today: NotRequired[str]
 
 
 def search_case_record(*, query_id: str, query: str, stratum: str | None, engine: str,

@@ -32,7 +32,7 @@ RUN_STATE = frozenset({"cases", "summary", "in_progress", "complete", "valid", "
 #: Dotted header leaves (and subtrees) that are bookkeeping.
 BOOKKEEPING = frozenset({
     *RUN_STATE,
-    "schema_version", "started_at", "package", "notes", "expected_cases", "engines",
+    "schema_version", "started_at", "clock", "package", "notes", "expected_cases", "engines",
     "stored_as", "default_selection",
     "corpus.config", "queries.path", "model.key", "model.label", "judge.concurrency",
     # what decided a repo corpus's budget (the budget and the text it chose are setup)

@@ -38,7 +38,8 @@ _MAX_BACKOFF_S = 0.5
 _LOCK_CODES = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
 # ``verdicts_v2`` carries the judge's gates; a file from before keeps its old ``verdicts``
-# table, which no current key can match (the prompt version is in every key).
+# table, which no current key can match (the prompt version is in every key). The ``reply``
+# column (the judge's raw reply, kept for audit) is added to an older file on open.
 _SCHEMA = (
     """
     CREATE TABLE IF NOT EXISTS verdicts_v2 (
@@ -47,6 +48,7 @@ _SCHEMA = (
         label TEXT NOT NULL,
         reasoning TEXT NOT NULL,
         gates TEXT NOT NULL,
+        reply TEXT NOT NULL DEFAULT '',
         model TEXT NOT NULL,
         prompt_version TEXT NOT NULL,
         query TEXT NOT NULL,
@@ -67,11 +69,11 @@ _SCHEMA = (
 )
 _UPSERT_VERDICT = """
 INSERT INTO verdicts_v2
-    (key, rating, label, reasoning, gates, model, prompt_version, query, url, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    (key, rating, label, reasoning, gates, reply, model, prompt_version, query, url, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(key) DO UPDATE SET
     rating = excluded.rating, label = excluded.label, reasoning = excluded.reasoning,
-    gates = excluded.gates, created_at = excluded.created_at
+    gates = excluded.gates, reply = excluded.reply, created_at = excluded.created_at
 """
 # First writer wins: workers that profiled the same query at once all adopt one profile,
 # so their verdict keys (which include the profile) agree and the verdicts are shared.
@@ -134,6 +136,19 @@ class ProfiledQuery:
         return _sha256([self.model, self.prompt_version, self.query])
 
 
+def _add_reply_column(conn: sqlite3.Connection) -> None:
+    """Give a ``verdicts_v2`` table from before the reply was kept its ``reply`` column
+    (another process may add it at the same moment: that is as good)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(verdicts_v2)")}
+    if "reply" in columns:
+        return
+    try:
+        conn.execute("ALTER TABLE verdicts_v2 ADD COLUMN reply TEXT NOT NULL DEFAULT ''")
+    except sqlite3.OperationalError as exc:
+        if "duplicate column" not in str(exc):
+            raise
+
+
 def _lock_contention(exc: sqlite3.Error) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
@@ -192,6 +207,7 @@ class JudgeCache:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 for statement in _SCHEMA:
                     conn.execute(statement)
+                _add_reply_column(conn)
                 return
             except sqlite3.OperationalError as exc:
                 if not _lock_contention(exc) or self._clock() >= deadline:
@@ -219,12 +235,13 @@ class JudgeCache:
     def get(self, pair: JudgedPair) -> Verdict | None:
         """The stored verdict for ``pair`` (``cached=True``), or None."""
         row = self._execute(
-            "SELECT rating, label, reasoning, gates FROM verdicts_v2 WHERE key = ?", (pair.key,)
+            "SELECT rating, label, reasoning, gates, reply FROM verdicts_v2 WHERE key = ?",
+            (pair.key,),
         ).fetchone()
         if row is None:
             return None
         return Verdict(rating=row[0], label=row[1], reasoning=row[2], cached=True,
-                       gates=json.loads(row[3]))
+                       gates=json.loads(row[3]), reply=row[4])
 
     def put(self, pair: JudgedPair, verdict: Verdict) -> None:
         """Store (or replace) the verdict for ``pair``; query and URL are kept for inspection."""
@@ -236,6 +253,7 @@ class JudgeCache:
                 verdict.label,
                 verdict.reasoning,
                 json.dumps(verdict.gates, sort_keys=True),
+                verdict.reply,
                 pair.model,
                 pair.prompt_version,
                 pair.query,

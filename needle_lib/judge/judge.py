@@ -20,17 +20,18 @@ from typing import Any
 from needle_lib.clock import utc_today
 from needle_lib.judge.base import DEFAULT_CONCURRENCY, LLMJudge
 from needle_lib.judge.cache import JudgeCache, JudgedPair, ProfiledQuery
-from needle_lib.judge.parse import parse_verdict
+from needle_lib.judge.parse import kept_reply, parse_verdict
 from needle_lib.judge.profile import (
     PROFILE_PROMPT_VERSION,
     QueryProfile,
     build_profile_messages,
     parse_profile,
 )
-from needle_lib.judge.prompt import JUDGE_PROMPT_VERSION, build_messages, cut_evidence
+from needle_lib.judge.prompt import JUDGE_PROMPT_VERSION, build_messages, evidence
 from needle_lib.judge.verdict import JudgeError, JudgeItem, Verdict
 from needle_lib.llm import AsyncChatClient
 from needle_lib.net.slots import GATING, CallSlots, call_priority
+from needle_lib.search.bounds import MAX_DATE_CHARS
 
 __all__ = ["DEFAULT_CONCURRENCY", "RelevanceJudge"]
 
@@ -69,6 +70,10 @@ class RelevanceJudge(LLMJudge):
         self.profile_requests = 0
         self.profile_cache_hits = 0
         self.profile_errors = 0
+
+    def today(self) -> date:
+        """The date freshness is judged against when a query brings none of its own."""
+        return self._today()
 
     def stats(self) -> dict[str, Any]:
         """Counters and model identity, for a run report."""
@@ -137,14 +142,15 @@ class RelevanceJudge(LLMJudge):
         """
         today = today or self._today()
         profile = await self.profile(query)
+        shown = evidence(item, snippet_chars)  # every field bounded, as the judge sees it
         pair = JudgedPair(
             model=self.model,
             prompt_version=JUDGE_PROMPT_VERSION,
             query=query,
-            url=item.url,
-            title=item.title,
-            snippet=cut_evidence(item.snippet, snippet_chars),
-            published_date=item.published_date,
+            url=shown["url"],
+            title=shown["title"],
+            snippet=shown["snippet"],
+            published_date=item.published_date[:MAX_DATE_CHARS] if item.published_date else None,
             today=today.isoformat(),
             profile=profile.to_json() if profile else "",
         )
@@ -206,7 +212,8 @@ class RelevanceJudge(LLMJudge):
         try:
             verdict = parse_verdict(answer)
         except JudgeError as exc:
-            raise JudgeError(exc.detail, query=pair.query, url=pair.url) from None
+            raise JudgeError(exc.detail, query=pair.query, url=pair.url,
+                             reply=kept_reply(answer)) from None
         if self.cache is not None:
             self.cache.put(pair, verdict)
         return verdict

@@ -22,8 +22,8 @@ import json
 import re
 from typing import Any
 
-from needle_lib.judge.verdict import GATES, LABELS, JudgeError, Verdict
-from needle_lib.redact import redact_then_cut
+from needle_lib.judge.verdict import GATES, LABELS, MAX_REPLY_CHARS, JudgeError, Verdict
+from needle_lib.redact import redact, redact_then_cut
 
 _THINK_BLOCK = re.compile(r"<(think|thinking)>.*?</\1>", re.S | re.I)
 _UNCLOSED_THINK = re.compile(r"<(think|thinking)>", re.I)
@@ -50,6 +50,17 @@ _LABEL_RATINGS: dict[str, int] = {
 def excerpt(text: str) -> str:
     """A bounded one-line quote of a model answer, for error messages."""
     return redact_then_cut(text, _EXCERPT_CHARS)
+
+
+def kept_reply(text: str, limit: int = MAX_REPLY_CHARS) -> str:
+    """A judge reply as a verdict keeps it for audit: secrets masked, and when longer than
+    ``limit`` its head and its tail (where the final JSON verdict sits) with a note of how
+    much was left out between them."""
+    text = redact(text)
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]} [… {len(text) - 2 * half} characters left out …] {text[-half:]}"
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
@@ -129,6 +140,7 @@ def parse_verdict(text: str) -> Verdict:
     return Verdict(
         rating=rating,
         label=LABELS[rating],
-        reasoning=reasoning.strip() if isinstance(reasoning, str) else "",
+        reasoning=kept_reply(reasoning.strip()) if isinstance(reasoning, str) else "",
         gates=_gates(obj),
+        reply=kept_reply(text),
     )

@@ -15,6 +15,11 @@ LABELS: dict[int, str] = {0: "FailsM", 1: "SM", 2: "MM", 3: "HM", 4: "FullyM"}
 #: suspicious. One threshold for all three, as NEEDLE defines relevance (HM/FullyM).
 RELEVANT_RATING = 3
 
+#: What a verdict keeps of the judge's reply (and of its reasoning): a verdict is a few
+#: hundred characters of JSON; past this the reply is prose or noise, and it would be
+#: stored in every report once per result.
+MAX_REPLY_CHARS = 2_000
+
 #: The checks the judge reports before it rates, each ``pass``/``fail`` (integrity also
 #: ``limit``: usable but thin) or ``n/a``. They make a rating auditable: a low score says
 #: whether the page was broken, stale, off-domain or ignored the query's operators.
@@ -47,6 +52,10 @@ class Verdict:
     cached: bool = False
     #: Gate name (see ``GATES``) → the judge's lowercased answer; only gates it reported.
     gates: dict[str, str] = field(default_factory=dict)
+    #: The judge's reply as it came (secrets masked, at most ``MAX_REPLY_CHARS``: head and
+    #: tail), kept with the rating for audit: what the model actually wrote, e.g. when a
+    #: result tried to talk it into a rating. Not part of a verdict's identity.
+    reply: str = field(default="", compare=False)
 
 
 class JudgeError(NeedleError):
@@ -56,11 +65,14 @@ class JudgeError(NeedleError):
     is an infrastructure or model problem, so callers count it and skip the query instead.
     """
 
-    def __init__(self, detail: str, *, query: str | None = None, url: str | None = None) -> None:
+    def __init__(self, detail: str, *, query: str | None = None, url: str | None = None,
+                 reply: str | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
         self.query = query
         self.url = url
+        #: the unusable reply, as ``Verdict.reply`` keeps a usable one (None: no reply)
+        self.reply = reply
 
     def __str__(self) -> str:
         if self.query is None and self.url is None:

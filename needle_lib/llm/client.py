@@ -25,6 +25,7 @@ from needle_lib.llm.protocol import (
 )
 from needle_lib.llm.request_body import json_body
 from needle_lib.net.body import BodyLimits, is_truncated, read_async, read_sync
+from needle_lib.net.cleartext import warn_cleartext_key
 from needle_lib.net.pools import ShardedTransport
 from needle_lib.net.retry import Attempts, RetryPolicy
 from needle_lib.net.tls import ca_context
@@ -47,6 +48,7 @@ class _ClientBase:
         self.retry = retry or RetryPolicy()
         self._api_key = config.resolve_api_key()
         register_secret(self._api_key)
+        warn_cleartext_key(config.base_url, who=f"model {config.name!r}", key=self._api_key)
 
     def _verify(self) -> ssl.SSLContext:
         """TLS verification for the client. A plain-HTTP server (LM Studio, llama.cpp on

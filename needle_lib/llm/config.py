@@ -18,6 +18,7 @@ from typing import Any
 from dotenv import load_dotenv
 
 from needle_lib.names import safe_file_name
+from needle_lib.net.body import MAX_TIMEOUT_S
 from needle_lib.paths import MODELS_DIR, REPO_ROOT, resolve_repo_path
 from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
 
@@ -254,6 +255,9 @@ def _check_values(data: Mapping[str, Any], where: Path) -> dict[str, Any]:
         )
     if "timeout" in out and out["timeout"] <= 0:
         raise ConfigError(f"{where}: key 'timeout' must be positive, got {out['timeout']}")
+    if "timeout" in out and out["timeout"] > MAX_TIMEOUT_S:
+        raise ConfigError(f"{where}: key 'timeout' must be at most {MAX_TIMEOUT_S:g} seconds "
+                          f"(a day), got {out['timeout']:g}")
     if "temperature" in out and out["temperature"] < 0:
         raise ConfigError(f"{where}: key 'temperature' must be >= 0, got {out['temperature']}")
     base_url = out.get("base_url")

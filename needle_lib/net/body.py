@@ -28,6 +28,11 @@ import httpx
 from needle_lib.errors import NeedleError
 
 MiB = 1024 * 1024
+#: The longest deadline Needle accepts (a day). Longer than any answer or search takes, and
+#: far below the OS timers' range: ``--request-timeout 1e10`` passed the "positive and
+#: finite" checks, then every request failed with an ``OverflowError`` (time_t), so every
+#: case ERRORed instead of the run stopping at load with the key named.
+MAX_TIMEOUT_S = 86_400.0
 #: Decoders we accept; asking only for these keeps brotli/zstd bombs out of reach.
 ACCEPT_ENCODING = "gzip, deflate"
 _TRUNCATED = "needle_truncated"
@@ -42,8 +47,9 @@ class BodyLimits:
     max_bytes: int
 
     def __post_init__(self) -> None:
-        if not self.deadline_s > 0:
-            raise ValueError(f"deadline must be > 0 seconds, got {self.deadline_s}")
+        if not 0 < self.deadline_s <= MAX_TIMEOUT_S:
+            raise ValueError(f"deadline must be > 0 and at most {MAX_TIMEOUT_S:g} seconds, "
+                             f"got {self.deadline_s}")
         if self.max_bytes < 1:
             raise ValueError(f"max_bytes must be >= 1, got {self.max_bytes}")
 

@@ -6,11 +6,12 @@ worker's reports. Workers never write dumps, so a dump has exactly one writer.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -18,9 +19,10 @@ from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.contract.dumpfiles import DumpError, read_recall_dump
 from needle_lib.contract.outcome import Outcome, report_outcome
 from needle_lib.contract.records import CaseRecord
+from needle_lib.plugin.diskfull import is_no_space, stop_for_disk_full
 from needle_lib.plugin.recall.dumps import RecallDumps
 from needle_lib.plugin.recall.resume import note_resumed, resumed
-from needle_lib.plugin.reports import drop_default_report
+from needle_lib.plugin.reports import drop_default_report, drop_html_report
 from needle_lib.plugin.resume_notes import write_resume_notes
 from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.search.case_page import CaseDetailPage
@@ -101,9 +103,30 @@ class Controller:
         #: to its section of the detail page (``search/case_page.py``)
         self.search_run = has_query_set(config)
         self.detail: CaseDetailPage | None = None
+        #: the "no space" error that stopped the run (``plugin.diskfull``), if one did
+        self.disk_full: OSError | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        try:
+            self._logreport(report)
+        except OSError as exc:
+            if not is_no_space(exc):
+                raise
+            self._disk_full(exc)
+
+    def _disk_full(self, exc: OSError) -> NoReturn:
+        """Stop the run: nothing more is written (``plugin.diskfull``), and what was written
+        stays as a killed run leaves it, for ``--resume``."""
+        self.disk_full = exc
+        drop_html_report(self.config)  # pytest-html would fail writing it, with a traceback
+        if self.detail is not None:
+            with contextlib.suppress(OSError):
+                self.detail.close()
+        self.search.abandon()
+        stop_for_disk_full(exc, self.config)
+
+    def _logreport(self, report: pytest.TestReport) -> None:
         self.ran_cases = True
         record = record_of(report)
         if record is None:
@@ -181,6 +204,8 @@ class Controller:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Where the detail page goes: beside the pytest-html page, resolved as pytest-html
         resolves it (after ``--html`` defaulted, before any case)."""
+        if self.search_run:
+            self.search.start_clock()
         html = self.config.getoption("htmlpath", None)
         if self.search_run and html:
             self.detail = CaseDetailPage(Path.cwd() / Path(os.path.expandvars(html)).expanduser())
@@ -195,6 +220,8 @@ class Controller:
             drop_default_report(self.config)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.disk_full is not None:
+            return  # a full disk: the run files stay as they were, for --resume
         if self.detail is not None:
             self.detail.close()
         if not self.ran_cases and not self.config.getoption("collectonly") \
@@ -244,6 +271,8 @@ class Controller:
             prefix.append(search_summary_html(self.search_finished))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.disk_full is not None:
+            return  # pytest prints the one disk-full line (``pytest.exit``); nothing else
         tr = terminalreporter
         write_resume_notes(self.config, tr)
         if self.messages:

@@ -54,10 +54,16 @@ def drop_default_report(config: pytest.Config) -> None:
     (one the user named with ``--html`` is always written)."""
     if not config.stash.get(default_report_key, False):
         return
+    drop_html_report(config)
+    with contextlib.suppress(OSError):  # pytest-html made the directory; leave none behind
+        Path(config.option.htmlpath).parent.rmdir()
+
+
+def drop_html_report(config: pytest.Config) -> None:
+    """Unregister pytest-html's writer (if it runs) before it writes: a run with nothing to
+    report, or one stopped by a full disk, where writing would only fail again."""
     from pytest_html.basereport import BaseReport
 
     for plugin in config.pluginmanager.get_plugins():
         if isinstance(plugin, BaseReport):
             config.pluginmanager.unregister(plugin)
-    with contextlib.suppress(OSError):  # pytest-html made the directory; leave none behind
-        Path(config.option.htmlpath).parent.rmdir()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from needle_lib.clock import utc_now
 from needle_lib.llm import ModelConfig
 from needle_lib.llm.listening import not_listening, refuses
 from needle_lib.paths import EVALS_DIR
@@ -66,6 +67,11 @@ def validate_run(config: pytest.Config) -> None:
         search_plan(config)  # engine configs too: a broken one is one usage error, up front
     if has_query_set(config):
         from needle_lib.plugin.search.resume import plan_resume  # the search half, on demand
+
+        try:
+            utc_now()  # a malformed NEEDLE_NOW: one usage error, not one per judgement
+        except ConfigError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
         plan_resume(config)  # --resume: each bench's earlier run, read before anything writes
     if not _selects(config, RECALL_MODULE):

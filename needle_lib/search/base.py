@@ -23,7 +23,7 @@ import asyncio
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any, ClassVar
 
@@ -31,10 +31,12 @@ import httpx
 
 from needle_lib.errors import NeedleError
 from needle_lib.jsonio import loads_untrusted
-from needle_lib.net.body import BodyLimits, MiB, UnreadableBody, is_truncated
+from needle_lib.net.body import MAX_TIMEOUT_S, BodyLimits, MiB, UnreadableBody, is_truncated
+from needle_lib.net.cleartext import warn_cleartext_key
 from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, send
 from needle_lib.net.tls import ca_context
 from needle_lib.redact import redact_then_cut, register_secret
+from needle_lib.search.bounds import bound_result
 from needle_lib.search.operators import ParsedQuery, parse_query
 from needle_lib.search.types import SearchOutcome, SearchResult
 
@@ -88,12 +90,14 @@ class HttpSearchClient(ABC):
     ) -> None:
         if snippet_chars < 0:
             raise ValueError(f"snippet_chars must be >= 0 (0 = no cap), got {snippet_chars}")
-        if timeout <= 0:
-            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        if not 0 < timeout <= MAX_TIMEOUT_S:
+            raise ValueError(f"timeout must be > 0 and at most {MAX_TIMEOUT_S:g} seconds, "
+                             f"got {timeout}")
         self.name = name
         self._api_key = api_key or None
         register_secret(self._api_key)
         self.base_url = (base_url or self.default_base_url).rstrip("/")
+        warn_cleartext_key(self.base_url, who=f"engine {name!r}", key=self._api_key)
         self.mode = mode
         self.snippet_chars = snippet_chars
         self.timeout = timeout
@@ -141,7 +145,9 @@ class HttpSearchClient(ABC):
             entries = self._map(payload)
         except EngineError as exc:
             return self._failed(exc, start, retries)
-        usable = [r for r in entries if r is not None and r.url]
+        # every field an engine sent is capped here, before anything reads it (the judge,
+        # the matchers, reports): a 20,000-character title used to reach all of them whole
+        usable = [bound_result(r) for r in entries if r is not None and r.url]
         latency = perf_counter() - start
         return SearchOutcome(tuple(usable[:num_results]), None, latency, retries,
                              malformed=len(entries) - len(usable))
@@ -291,11 +297,3 @@ def _detail(response: httpx.Response, secret: str | None) -> str:
                 text = str(value)
                 break
     return f": {redact_then_cut(text, _DETAIL_CHARS, (secret,))}" if text else ""
-
-
-def cap_snippet(result: SearchResult, snippet_chars: int) -> SearchResult:
-    """``result`` with its snippet cut to the run's evidence budget (0 = no cap): every
-    engine is matched on the same amount of text, however long its snippets are."""
-    if not snippet_chars or len(result.snippet) <= snippet_chars:
-        return result
-    return replace(result, snippet=result.snippet[:snippet_chars])

@@ -18,6 +18,7 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
+from needle_lib.net.body import MAX_TIMEOUT_S
 from needle_lib.redact import register_secret_param
 from needle_lib.search.prices import Price, price_of
 from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
@@ -148,8 +149,9 @@ def load_engine_definition(path: Path) -> EngineDefinition:
     if base_url is not None and not base_url.startswith(("http://", "https://")):
         raise ConfigError(f"{path}: key 'base_url' must start with http:// or https://")
     timeout = float(data.get("timeout", 30.0))
-    if timeout <= 0:
-        raise ConfigError(f"{path}: key 'timeout' must be > 0 seconds")
+    if not 0 < timeout <= MAX_TIMEOUT_S:
+        raise ConfigError(f"{path}: key 'timeout' must be > 0 and at most {MAX_TIMEOUT_S:g} "
+                          f"seconds, got {timeout:g}")
     for key in ("max_count", "max_query_words", "max_query_chars"):
         if key in request and request[key] < 1:
             raise ConfigError(f"{path}: [request] key {key!r} must be at least 1")

@@ -15,12 +15,15 @@ from needle_lib.errors import UsageError
 
 @dataclass(frozen=True)
 class SearchResult:
-    """One ranked hit as the engine returned it (snippet already capped to the evidence budget)."""
+    """One ranked hit as the engine returned it, its fields bounded (``search.bounds``)."""
 
     url: str
     title: str
     snippet: str
     published_date: str | None = None
+    #: Fields Needle cut to their cap (``"title"``, ``"url"``, ``"date"``, ``"snippet"``):
+    #: the text kept is a head, not the whole.
+    truncated: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,17 @@ def _digest(text: str) -> int:
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
 
 
+def _block(prompt: str, tag: str) -> Any:
+    """The JSON value the judge prompt puts between ``<tag>`` and ``</tag>``, or None."""
+    found = re.search(rf"<{tag}>\n?(.*?)\n?</{tag}>", prompt, flags=re.S)
+    if found is None:
+        return None
+    try:
+        return json.loads(found.group(1))
+    except ValueError:
+        return None
+
+
 def fake_urls(query: str, engine: str, count: int) -> list[str]:
     """``count`` URLs for ``query``: drawn from a per-query pool, in an engine-specific order."""
     pool = [f"https://www.example{i}.com/{_digest(query) % 997}/story-{i}/" for i in range(POOL)]
@@ -149,12 +160,14 @@ class FakeSearchServer(LoopbackServer):
             with self._lock:
                 self.requests["profile"] += 1
         else:
-            asked = re.search(r"<query>(.*)</query>", prompt)
+            user = str(messages[-1].get("content", ""))  # the system turn names the tags too
+            asked = _block(user, "query")
             with self._lock:
-                self.verdict_prompts.append(str(messages[-1].get("content", "")))
-                self.judge_calls.append(("verdict", asked.group(1) if asked else "?"))
-            url = re.search(r"https?://\S+?(?=[\s<])", prompt)
-            rating = fake_rating(url.group(0)) if url else 0
+                self.verdict_prompts.append(user)
+                self.judge_calls.append(("verdict", asked if isinstance(asked, str) else "?"))
+            result = _block(user, "result")
+            url = result.get("url") if isinstance(result, dict) else None
+            rating = fake_rating(url) if isinstance(url, str) else 0
             labels = ["FailsM", "SM", "MM", "HM", "FullyM"]
             content = json.dumps({"reasoning": "fake", "integrity": "pass", "freshness": "pass",
                                   "staleness": "pass", "domain": "n/a", "operators": "n/a",

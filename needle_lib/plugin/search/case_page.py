@@ -19,6 +19,7 @@ from typing import IO, Any
 from urllib.parse import quote
 
 from needle_lib.contract.outcome import Outcome
+from needle_lib.jsonio import name_the_file
 from needle_lib.report.html import search_case_html
 
 SUFFIX = ".cases.html"
@@ -52,6 +53,13 @@ class CaseDetailPage:
 
     def add(self, nodeid: str, case: dict[str, Any], outcome: Outcome) -> str:
         """Append the case's section; returns the link to it, relative to the report."""
+        try:
+            return self._add(nodeid, case, outcome)
+        except OSError as exc:  # a full disk: the message must name the page
+            name_the_file(exc, self.path)
+            raise
+
+    def _add(self, nodeid: str, case: dict[str, Any], outcome: Outcome) -> str:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = self.path.open("w", encoding="utf-8")

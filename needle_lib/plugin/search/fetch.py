@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from datetime import date
 
 from needle_lib.benches.known_item import KnownItemBench, Match, first_rank, needs_judging
 from needle_lib.benches.registry import bench_named
@@ -20,7 +21,7 @@ from needle_lib.judge import JudgeError, Verdict
 from needle_lib.judge.profile import QueryProfile
 from needle_lib.judge.tally import counting
 from needle_lib.plugin.search.plan import SearchCase, SearchClients
-from needle_lib.search.base import cap_snippet
+from needle_lib.search.bounds import cap_snippet
 from needle_lib.search.types import MissingAPIKey, SearchOutcome, SearchResult
 from needle_lib.tomlconf import ConfigError
 
@@ -48,6 +49,8 @@ class JudgedWork:
     judge_requests: int = 0
     #: the judge could not be built (no key, unknown model): the case is SKIPPED
     unconfigured: ConfigError | None = None
+    #: the date freshness was judged against (the row's day, else the judge's today)
+    today: date | None = None
 
 
 @dataclass(frozen=True)
@@ -89,14 +92,15 @@ async def fetch_judged(clients: SearchClients, case: SearchCase,
     with counting() as tally:
         try:
             judge = clients.judge
+            # freshness as of the query's own hour, else as of the judge's (pinnable) today
+            today = row_day(query.row) or judge.today()
             verdicts = await judge.rate_many(
-                query.query, list(searched.outcome.results),
-                today=row_day(query.row),  # freshness as of the query's own hour
+                query.query, list(searched.outcome.results), today=today,
                 snippet_chars=clients.plan.snippet_chars)
         except ConfigError as exc:
             return JudgedWork(searched, unconfigured=exc)
         profile = await judge.profile(query.query)  # made above; no new request
-    return JudgedWork(searched, verdicts, profile, tally.requests)
+    return JudgedWork(searched, verdicts, profile, tally.requests, today=today)
 
 
 async def fetch_matched(clients: SearchClients, case: SearchCase,

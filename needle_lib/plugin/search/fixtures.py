@@ -124,7 +124,8 @@ def search_judged(
     errors = [v for v in verdicts if isinstance(v, JudgeError)]
     scorecard.update_case(results=results, judge_errors=len(errors),
                           judge_requests=work.judge_requests,
-                          query_profile=profile.as_dict() if profile else None)
+                          query_profile=profile.as_dict() if profile else None,
+                          judge_today=work.today.isoformat() if work.today else None)
     if errors:
         pytest.fail(f"judge failed on {len(errors)} of {len(results)} result(s): {errors[0]}",
                     pytrace=False)

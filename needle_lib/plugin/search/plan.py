@@ -13,7 +13,7 @@ request at a time per engine (comparable latency samples).
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from needle_lib.net.slots import CallSlots
 from needle_lib.plugin.loop_thread import LoopThread
 from needle_lib.provenance import package_info
 from needle_lib.search.base import HttpSearchClient
+from needle_lib.search.bounds import stored_result
 from needle_lib.search.registry import EngineSpec, known_engines, make_engine, missing_setting
 from needle_lib.search.types import SearchResult
 from needle_lib.tomlconf import ConfigError
@@ -182,13 +183,15 @@ def build_search_plan(config: pytest.Config) -> SearchPlan:
 
 
 def judged_result(result: SearchResult, verdict: Verdict | JudgeError) -> dict[str, Any]:
-    """One result as the report lists it: the engine's own evidence plus the verdict."""
-    record = asdict(result)
+    """One result as the report lists it: the engine's own evidence (bounded, cuts flagged:
+    ``search.bounds``) plus the verdict."""
+    record = stored_result(result)
     if isinstance(verdict, Verdict):
         record.update(rating=verdict.rating, label=verdict.label, reasoning=verdict.reasoning,
-                      gates=verdict.gates)
+                      gates=verdict.gates, judge_reply=verdict.reply)
     else:
-        record.update(rating=None, label=None, reasoning=None, judge_error=str(verdict))
+        record.update(rating=None, label=None, reasoning=None, judge_error=str(verdict),
+                      judge_reply=verdict.reply)
     return record
 
 
@@ -208,9 +211,10 @@ def check_relevance(case: dict[str, Any], scorecard: Any) -> None:
 
 
 def matched_result(result: SearchResult, match: Match) -> dict[str, Any]:
-    """One result as a known-item report lists it: evidence, the matcher's verdict and why."""
-    return {**asdict(result), "det_match": match.matched, "match_why": match.why,
-            "judge_match": None}
+    """One result as a known-item report lists it: evidence (bounded, cuts flagged), the
+    matcher's verdict and why."""
+    return {**stored_result(result), "det_match": match.matched,
+            "match_why": match.why, "judge_match": None}
 
 
 def check_hit(case: dict[str, Any], scorecard: Any) -> None:

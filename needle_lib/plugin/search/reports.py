@@ -14,6 +14,7 @@ from typing import Any
 
 from needle_lib.benches.live_report import LiveReport
 from needle_lib.benches.runfiles import reserve_run_path
+from needle_lib.clock import clock_record
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import CaseRecord
 
@@ -30,6 +31,11 @@ class SearchReports:
         # once by the controller, so every bench of one session (and every xdist worker's
         # header) shares it; UTC, unlike the file name's local-time stamp.
         self.started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        #: the moment the run is for (``NEEDLE_NOW`` or the wall clock) and the judge's
+        #: "today" (``clock.clock_record``): ``started_at`` alone hid a pinned clock. Read
+        #: at session start, once the run is validated (a malformed NEEDLE_NOW is a usage
+        #: error there), or at the first case.
+        self.clock: dict[str, str | None] | None = None
         #: ``--shard I/N``: recorded in the header, so dashboards and `needle publish` know a
         #: part of a run (its machine's start time differs from the other parts').
         self.shard = {"shard": shard} if shard else {}
@@ -37,11 +43,15 @@ class SearchReports:
         self.paths: dict[str, Path] = {}
         self.live: dict[str, LiveReport] = {}
 
+    def start_clock(self) -> None:
+        self.clock = self.clock or clock_record()
+
     def add(self, record: CaseRecord, outcome: Outcome) -> None:
         pair = record["pair"]
         if pair not in self.headers:
+            self.start_clock()
             self.headers[pair] = {**record["header"], "started_at": self.started_at,
-                                  **self.shard}
+                                  "clock": self.clock, **self.shard}
             self.paths[pair] = self._path(pair)
             self.live[pair] = LiveReport(self.paths[pair], self.headers[pair])
         self.live[pair].append({**record["case"], "outcome": outcome})
@@ -53,6 +63,12 @@ class SearchReports:
             return self.report_path
         path = self.report_path
         return path.with_name(f"{path.stem}__{pair}{path.suffix}")
+
+    def abandon(self) -> None:
+        """Stop writing (a full disk): every journal is closed as it stands, for
+        ``--resume``, and no report is written."""
+        for live in self.live.values():
+            live.abandon()
 
     def finish(self, *, interrupted: bool = False) -> list[dict[str, Any]]:
         """Write every bench's report; their summaries (``live_report.summary_of``)."""

@@ -36,6 +36,7 @@ from needle_lib.benches.runfiles import JOURNAL_SUFFIX, journal_path, read_run
 from needle_lib.contract.outcome import is_answered
 from needle_lib.contract.records import SearchCaseRecord
 from needle_lib.contract.setup import SetupMismatch, resume_source
+from needle_lib.plugin.diskfull import DISK_FULL_EXIT
 from needle_lib.plugin.reports import drop_default_report
 from needle_lib.plugin.resume_notes import add_resume_note, resume_note
 from needle_lib.plugin.scorecard import record_of
@@ -322,8 +323,9 @@ class ControllerResume:
     @pytest.hookimpl(trylast=True)  # after the controller has written this run's reports
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         stored = stored_cases(self._config)
-        if stored is None or session.exitstatus == pytest.ExitCode.INTERRUPTED:
-            return
+        if stored is None or session.exitstatus in (pytest.ExitCode.INTERRUPTED,
+                                                     DISK_FULL_EXIT):
+            return  # this run's reports were not written: the earlier journal stays
         synced = False
         for bench, (source, _) in stored.sources.items():
             journal = Path(source)
