@@ -17,7 +17,11 @@ libfaketime at several hours and dates to keep it so.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import importlib
 import os
+import pkgutil
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -27,6 +31,7 @@ from fakeclock import PINNED_NOW
 from hypothesis import HealthCheck, settings
 from tiers import audit_fast_test, mark_tiers
 
+import needle_lib
 from needle_lib.clock import NOW_ENV
 from needle_lib.llm.config import NO_DOTENV_ENV
 from needle_lib.search.registry import ENGINES
@@ -50,6 +55,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
 #: engines' mode switches (``TAVILY_DEPTH``).
 NEEDLE_READS = re.compile(r"NEEDLE_\w+|\w+_API_(KEY|TOKEN)")
 ENGINE_MODES = {spec.mode_env for spec in ENGINES.values() if spec.mode_env}
+
+
+@functools.cache
+def import_every_needle_module() -> None:
+    for module in pkgutil.walk_packages(needle_lib.__path__, "needle_lib."):
+        with contextlib.suppress(ImportError):  # an optional extra that is not installed
+            importlib.import_module(module.name)
 
 
 def hermetic_environment(environ: os._Environ[str]) -> None:
@@ -78,3 +90,15 @@ def fast_tier_audit(request: pytest.FixtureRequest) -> Iterator[None]:
     else:
         with audit_fast_test():
             yield
+
+
+@pytest.fixture(autouse=True)
+def needle_modules_before_pytester(request: pytest.FixtureRequest) -> None:
+    """pytester puts ``sys.modules`` back as it found it when its test ends, so a Needle
+    module that such a test imported first (an in-process ``needle merge``) is dropped
+    while modules imported earlier still hold its classes; the next import makes new ones
+    and an ``isinstance`` across the two fails in whatever test runs next in that worker.
+    Importing every module before pytester takes its snapshot keeps one copy of each.
+    (Autouse fixtures are set up before the ones a test names.)"""
+    if "pytester" in request.fixturenames:
+        import_every_needle_module()
