@@ -1,7 +1,7 @@
 """Command-line options of ``pytest evals``: shared run options first, then per benchmark.
 
-Outside ``needle_lib.plugin`` and light to import: ``needle_lib.autoload`` reads them before
-any plugin loads, to tell an option's value from a selected path.
+Light to import (no pytest, nothing of ``needle_lib.plugin``): the plugin registers them
+and hints at the nearest one when a name is mistyped.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from needle_lib.benches.registry import BENCH_NAMES
 #: is installed: the alias is registered only where it cannot collide with that plugin.
 RENAMED = {"--timeout": ("--request-timeout", "pytest_timeout")}
 SHARD_BY = ("pair", "case")
-#: argparse actions that take no value on the command line
-FLAG_ACTIONS = frozenset({"store_true", "store_false", "store_const", "append_const", "count"})
 
 
 class OptionGroup(Protocol):
@@ -34,26 +32,16 @@ class OptionParser(Protocol):
 
 
 class _Names:
-    """An ``OptionParser`` that records the names of the options (with ``values_only``,
-    only of those that take a value)."""
+    """An ``OptionParser`` that records the names of the options."""
 
-    def __init__(self, values_only: bool) -> None:
-        self.values_only = values_only
+    def __init__(self) -> None:
         self.names: set[str] = set()
 
     def getgroup(self, name: str, description: str = "") -> _Names:
         return self
 
     def addoption(self, *names: str, **attrs: Any) -> None:
-        if not self.values_only or attrs.get("action", "store") not in FLAG_ACTIONS:
-            self.names.update(names)
-
-
-def value_options() -> frozenset[str]:
-    """Needle's options that take a value (``--results-dir``, not ``--resume``)."""
-    recorder = _Names(values_only=True)
-    add_options(recorder)
-    return frozenset(recorder.names)
+        self.names.update(names)
 
 
 def _likeness(typed: str, known: str) -> tuple[float, int, float]:
@@ -69,7 +57,7 @@ def mistyped_options(args: Sequence[str], unknown: Callable[[str], bool]) -> lis
     """A hint for each ``--option`` in ``args`` that ``unknown`` (pytest's parser) does not
     know and that is close to one of Needle's (``--corpora`` → ``--corpus``). pytest's own
     error only says "unrecognized arguments"."""
-    recorder = _Names(values_only=False)
+    recorder = _Names()
     add_options(recorder)
     hints = []
     for arg in args:

@@ -16,13 +16,6 @@ RESULTS_DIR = REPO_ROOT / "results"
 CACHE_DIR = Path(os.environ.get("NEEDLE_CACHE_DIR", REPO_ROOT / ".needle-cache"))
 
 
-def only_evals(paths: list[Path]) -> bool:
-    """Whether ``paths`` (resolved) are some and all under ``evals/``: an eval run, which
-    leaves out what only Needle's own tests need."""
-    evals = EVALS_DIR.resolve()
-    return bool(paths) and all(path.is_relative_to(evals) for path in paths)
-
-
 def resolve_repo_path(value: str | Path) -> Path:
     """Resolve a config path: absolute as given, relative to the repo root otherwise."""
     path = Path(value).expanduser()

@@ -36,7 +36,10 @@ from needle_lib.clock import NOW_ENV
 from needle_lib.llm.config import NO_DOTENV_ENV
 from needle_lib.search.registry import ENGINES
 
-pytest_plugins = ["pytester"]
+# pytester for end-to-end runs; pytest-asyncio (async tests, ``asyncio_mode = "auto"``) and
+# Hypothesis's plugin, whose entry points ``addopts`` blocks so that eval runs never load
+# them: this conftest is loaded for every run of tests/, so it loads them instead.
+pytest_plugins = ["pytester", "pytest_asyncio.plugin", "_hypothesis_pytestplugin"]
 
 # Property tests check values, not speed: on a loaded CI machine Hypothesis's per-example
 # deadline and its "input generation is slow" health check fail tests whose code is right.

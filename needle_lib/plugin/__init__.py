@@ -22,6 +22,7 @@ from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.console import force_utf8_streams
 from needle_lib.llm import load_dotenv_once
 from needle_lib.options import add_options, mistyped_options
+from needle_lib.paths import EVALS_DIR
 from needle_lib.plugin.controller import Controller
 from needle_lib.plugin.distribution import (
     adopt_dist,
@@ -38,7 +39,7 @@ from needle_lib.plugin.fixtures import (
 from needle_lib.plugin.lean import configure_lean_run, freeze_collected
 from needle_lib.plugin.recall.contexts import share_contexts
 from needle_lib.plugin.recall.resume import check_resume
-from needle_lib.plugin.reports import EVALS_DIR, default_html_report
+from needle_lib.plugin.reports import default_html_report
 from needle_lib.plugin.retention import CaseRetention
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.session import (

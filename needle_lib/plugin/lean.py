@@ -1,11 +1,8 @@
-"""An eval run's process spends its time on the run: what a run that selects only paths
-under ``evals/`` leaves out. A run that selects anything else (Needle's own tests) keeps
-pytest's usual behaviour.
+"""An eval run's process spends its time on the run. The plugin is loaded only for eval
+runs (``evals/conftest.py``), so all of this applies to every run that loads it; test-only
+plugins (pytest-asyncio, Hypothesis) are not even imported, as ``addopts`` blocks them and
+only ``tests/conftest.py`` loads them.
 
-- Test-only plugins. Hypothesis is a dev dependency (``tests/`` use it), so ``uv run``
-  installs it and pytest loads its plugin into every run; at the end of a run that plugin
-  imports all of Hypothesis (0.5–1 s, a sixth of a 16-case recall run) to report on
-  property tests, which an eval never has. It is unregistered before it does anything.
 - Garbage-collection passes over what lives until exit. After collection, the modules, the
   plan and the collected cases stay alive to the end, yet pytest's unconfigure and cleanup
   each run a full collection over them, and every automatic pass during the run walks them
@@ -31,31 +28,15 @@ import gc
 
 import pytest
 
-from needle_lib.paths import only_evals
-from needle_lib.plugin.session import selected_paths
 from needle_lib.provenance import look_up_git_revision_early
-
-#: pytest's names for them (``-p no:NAME`` would block them too).
-TEST_ONLY_PLUGINS = ("hypothesispytest",)
 
 frozen_key = pytest.StashKey[bool]()
 
 
-def evals_only(config: pytest.Config) -> bool:
-    return only_evals(selected_paths(config))
-
-
 def configure_lean_run(config: pytest.Config) -> None:
-    """At configure, before any other plugin's configure: drop test-only plugins, start
-    the git lookup, and schedule the unfreeze as the last cleanup (cleanups run
-    last-registered first)."""
-    if not evals_only(config):
-        return
+    """At configure, before any other plugin's configure: start the git lookup, and
+    schedule the unfreeze as the last cleanup (cleanups run last-registered first)."""
     look_up_git_revision_early()
-    for name in TEST_ONLY_PLUGINS:
-        plugin = config.pluginmanager.get_plugin(name)
-        if plugin is not None:
-            config.pluginmanager.unregister(plugin)
     config.stash[frozen_key] = True
     config.add_cleanup(gc.unfreeze)
     # Each in-process session registers it again: it stays one handler.

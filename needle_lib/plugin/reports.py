@@ -1,9 +1,8 @@
 """Every eval run that runs cases leaves a self-contained HTML report, unless ``--html``
 names one.
 
-Unit-test runs (``pytest`` over ``tests/``) are left alone: only runs that select
-something under ``evals/`` get a default report path. ``--collect-only`` and runs that
-selected nothing get none: an empty report per invocation only buries the real ones.
+Only eval runs load the plugin (``evals/conftest.py``), so unit-test runs never get one.
+``--collect-only`` gets none: an empty report per invocation only buries the real ones.
 """
 
 from __future__ import annotations
@@ -15,12 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from needle_lib.paths import EVALS_DIR
-from needle_lib.plugin.session import results_dir, selected_paths
-
-
-def _selects_evals(config: pytest.Config) -> bool:
-    return any(path.is_relative_to(EVALS_DIR) for path in selected_paths(config))
+from needle_lib.plugin.session import results_dir
 
 
 def report_name(config: pytest.Config) -> str:
@@ -38,11 +32,7 @@ default_report_key = pytest.StashKey[bool]()
 
 
 def default_html_report(config: pytest.Config) -> None:
-    if (
-        config.getoption("htmlpath", None)
-        or config.getoption("collectonly", False)
-        or not _selects_evals(config)
-    ):
+    if config.getoption("htmlpath", None) or config.getoption("collectonly", False):
         return
     config.option.htmlpath = str(results_dir(config) / "reports" / report_name(config))
     config.option.self_contained_html = True
