@@ -15,8 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from needle_lib.paths import REPO_ROOT
 
 #: Packages a recall run has no use for.
@@ -178,55 +176,3 @@ def test_an_eval_run_exits_without_collecting_what_lives_until_exit(tmp_path: Pa
     teardown of the modules does not run full collections over all of it (0.2 s of CPU)."""
     run = _recall_run(tmp_path, tmp_path / "results")
     assert run["frozen_at_exit"] > 10_000
-
-
-PLUGINS_PROBE = """\
-def pytest_configure(config):
-    names = ("asyncio", "hypothesispytest")
-    print("LOADED", [n for n in names if config.pluginmanager.get_plugin(n) is not None])
-"""
-
-
-@pytest.mark.parametrize(
-    ("words", "loaded"),
-    [
-        (["evals", "-k", "jquery"], []),
-        (["evals/test_recall.py::test_recall", "--model", "reference"], []),
-        (["evals", "tests/test_runstate.py"], ["asyncio", "hypothesispytest"]),
-        # a Needle option's value is not a selected path, even where it names one
-        (["evals", "--results-dir", "tests"], []),
-        (["evals", "-k", "jquery", "--report", "tests", "--notes=tests"], []),
-        (["--results-dir", "tests", "evals/test_recall.py"], []),
-        # a flag takes no value: the path after it is selected
-        (["evals", "--resume", "tests/test_runstate.py"], ["asyncio", "hypothesispytest"]),
-        (["tests/test_runstate.py"], ["asyncio", "hypothesispytest"]),
-    ],
-)
-def test_test_only_plugins_are_loaded_unless_the_run_selects_only_evals(
-    tmp_path: Path, words: list[str], loaded: list[str]
-) -> None:
-    (tmp_path / "plugins_probe.py").write_text(PLUGINS_PROBE)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            *words,
-            "--collect-only",
-            "-q",
-            "-p",
-            "plugins_probe",
-            "-p",
-            "no:cacheprovider",
-            "-W",
-            "error::pytest.PytestConfigWarning",
-        ],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=_env(PYTHONPATH=str(tmp_path)),
-    )
-    # the ini file's asyncio_* keys stay known when pytest-asyncio is not loaded
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert f"LOADED {loaded}" in proc.stdout
