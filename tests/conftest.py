@@ -36,10 +36,22 @@ from needle_lib.clock import NOW_ENV
 from needle_lib.llm.config import NO_DOTENV_ENV
 from needle_lib.search.registry import ENGINES
 
-# pytester for end-to-end runs; pytest-asyncio (async tests, ``asyncio_mode = "auto"``) and
-# Hypothesis's plugin, whose entry points ``addopts`` blocks so that eval runs never load
-# them: this conftest is loaded for every run of tests/, so it loads them instead.
-pytest_plugins = ["pytester", "pytest_asyncio.plugin", "_hypothesis_pytestplugin"]
+pytest_plugins = ["pytester"]
+
+#: Plugins only Needle's own tests use: ``addopts`` blocks their entry points so that an
+#: eval run never imports them, and this conftest, loaded by every run of tests/, loads
+#: them (async tests run in ``asyncio_mode = "auto"``; property tests use Hypothesis's).
+TEST_ONLY_PLUGINS = ("pytest_asyncio.plugin", "_hypothesis_pytestplugin")
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Called as this conftest registers, before the command line is parsed, so the
+    plugins' options and ini keys are known. One already loaded (``-p asyncio`` lifts the
+    block) is left as it is."""
+    for name in TEST_ONLY_PLUGINS:
+        module = importlib.import_module(name)
+        if not pluginmanager.is_registered(module):
+            pluginmanager.register(module, name)
 
 # Property tests check values, not speed: on a loaded CI machine Hypothesis's per-example
 # deadline and its "input generation is slow" health check fail tests whose code is right.
