@@ -33,7 +33,7 @@ from needle_lib.llm import AsyncChatClient, RetryPolicy
 from needle_lib.search.types import SearchResult
 from needle_lib.tomlconf import ConfigError
 
-BASE = "http://judge.test"
+BASE = "https://judge.test"
 URL = f"{BASE}/v1/chat/completions"
 SECRET = "sk-or-judge-SECRET-789"
 QUERY = "mars rover landing"

@@ -36,7 +36,7 @@ class Replies:
 
 
 def judge(tmp_path, replies: Replies) -> AnswerJudge:
-    config = resolve_model("judge/x", {"base_url": "http://judge.test", "api_key": "k"},
+    config = resolve_model("judge/x", {"base_url": "https://judge.test", "api_key": "k"},
                            models_dir=tmp_path)
     client = AsyncChatClient(config, transport=httpx.MockTransport(replies),
                              retry=RetryPolicy(attempts=1))

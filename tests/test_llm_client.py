@@ -34,7 +34,7 @@ from needle_lib.llm import (
 from needle_lib.llm.protocol import NO_THINK_PREFILL, chat_url
 from needle_lib.recall.results import answer_fields
 
-BASE = "http://llm.test:1234"
+BASE = "https://llm.test:1234"
 URL = f"{BASE}/v1/chat/completions"
 SECRET = "sk-client-SECRET-456"
 MESSAGES = [{"role": "system", "content": "Be exact."}, {"role": "user", "content": "Line 7?"}]
