@@ -14,11 +14,12 @@ from browser import chromium, run_chromium
 from evalrun import record_runs
 
 from needle_lib.cli import main
+from needle_lib.contract.schema import SchemaError
 from needle_lib.dashboard import charts
 from needle_lib.dashboard.build import build_dashboard, rank
 from needle_lib.dashboard.paired import one_knob_pairs
 from needle_lib.dashboard.positions import load_manifest, load_manifests
-from needle_lib.dashboard.runs import DumpError, load_run, parse_run, scan_results
+from needle_lib.dashboard.runs import load_run, parse_run, scan_results
 from needle_lib.jsonio import write_json_atomic
 from needle_lib.recall.results import finalize
 
@@ -248,15 +249,17 @@ def test_malformed_dump_error_names_file_and_case(results, tmp_path):
     dump = json.loads((results / "http_server__qwen-8bit.json").read_text(encoding="utf-8"))
     bad = copy.deepcopy(dump)
     del bad["cases"][1]["matched"]
-    with pytest.raises(DumpError, match=r"x\.json case 1 \('\w+'\): missing key 'matched'"):
+    with pytest.raises(SchemaError, match=r"x\.json: Object missing required field `matched` - "
+                                          r"at `\$\.cases\[1\]` \(case '\w+'\)"):
         parse_run(Path("x.json"), bad)
     bad = copy.deepcopy(dump)
     bad["cases"][0]["outcome"] = "exploded"
-    with pytest.raises(DumpError, match="unknown outcome 'exploded'"):
+    with pytest.raises(SchemaError,
+                       match=r"Invalid value 'exploded' - at `\$\.cases\[0\]\.outcome`"):
         parse_run(Path("x.json"), bad)
     search = tmp_path / "search.json"
     search.write_text('{"benchmark": "news", "engines": {}}', encoding="utf-8")
-    with pytest.raises(DumpError, match="not a recall dump"):
+    with pytest.raises(SchemaError, match="not a recall dump"):
         load_run(search)
     assert scan_results(tmp_path).notes == []  # other benchmarks' dumps are not noise
 

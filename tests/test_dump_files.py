@@ -28,23 +28,26 @@ def _first_case(dump: dict[str, Any]) -> dict[str, Any]:
 
 #: damage → what the error says (a regex); each is valid JSON that is not a recall dump.
 RECALL_DAMAGE = {
-    "top level a list": (lambda d: [d], r"(top level should be an object, got list"
+    "top level a list": (lambda d: [d], r"(Expected `object`, got `array`"
                                         r"|not a Needle recall dump or search report)"),
     "cases a string": (lambda d: {**d, "cases": "many"},
-                       r"key 'cases' should be list, got str"),
+                       r"Expected `array`, got `str` - at `\$\.cases`"),
     "a case not an object": (lambda d: {**d, "cases": [[1, 2]]},
-                             r"case 0: should be an object, got list"),
+                             r"Expected `object`, got `array` - at `\$\.cases\[0\]`"),
     "a case without outcome": (lambda d: _drop(d, "outcome"),
-                               r"case 0 \('\w+'\): missing key 'outcome'"),
+                               r"missing required field `outcome` - at `\$\.cases\[0\]` "
+                               r"\(case '\w+'\)"),
     "an unknown outcome": (lambda d: _set(d, outcome="exploded"),
-                           r"case 0 \('\w+'\): unknown outcome 'exploded'"),
+                           r"Invalid value 'exploded' - at `\$\.cases\[0\]\.outcome` "
+                           r"\(case '\w+'\)"),
     "start_line a string": (lambda d: _set(d, start_line="12"),
-                            r"key 'start_line' should be int, got str"),
+                            r"Expected `int`, got `str` - at `\$\.cases\[0\]\.start_line`"),
     "corpus not an object": (lambda d: {**d, "corpus": "http_server"},
-                             r"key 'corpus' should be dict, got str"),
+                             r"Expected `object`, got `str` - at `\$\.corpus`"),
     "no scoring": (lambda d: {k: v for k, v in d.items() if k != "scoring"},
-                   r"missing key 'scoring'"),
-    "shard not an object": (lambda d: {**d, "shard": 3}, r"shard: should be an object"),
+                   r"missing required field `scoring`"),
+    "shard not an object": (lambda d: {**d, "shard": 3},
+                            r"Expected `object`, got `int` - at `\$\.shard`"),
 }
 
 
@@ -111,14 +114,21 @@ def test_resume_and_baseline_name_a_bad_dump_end_to_end(pytester, good, tmp_path
 
 
 SEARCH_DAMAGE = {
-    "header a list": (lambda r: {**r, "header": [1]}, r"header must be an object"),
-    "cases a string": (lambda r: {**r, "cases": "x"}, r"cases must be a list"),
-    "a case not an object": (lambda r: {**r, "cases": [None]}, r"cases\[0\] must be an object"),
+    "header a list": (lambda r: {**r, "header": [1]},
+                      r"Expected `object`, got `array` - at `\$\.header`"),
+    "cases a string": (lambda r: {**r, "cases": "x"},
+                       r"Expected `array`, got `str` - at `\$\.cases`"),
+    "a case not an object": (lambda r: {**r, "cases": [None]},
+                             r"Expected `object`, got `null` - at `\$\.cases\[0\]`"),
     "a case without engine": (lambda r: {**r, "cases": [{k: v for k, v in r["cases"][0].items()
                                                           if k != "engine"}]},
-                              r"cases\[0\]\.engine must be a string"),
+                              r"missing required field `engine` - at `\$\.cases\[0\]` "
+                              r"\(case '\w+'\)"),
     "queries without count": (lambda r: {**r, "header": {**r["header"], "queries": {}}},
-                              r"header\.queries\.count must be an integer"),
+                              r"missing required field `count` - at `\$\.header\.queries`"),
+    "a result's rating a string": (
+        lambda r: {**r, "cases": [{**r["cases"][0], "results": [{"url": "u", "rating": "x"}]}]},
+        r"Expected `int \| null`, got `str` - at `\$\.cases\[0\]\.results\[0\]\.rating`"),
 }
 
 
@@ -139,9 +149,13 @@ def test_merge_names_a_bad_search_report(search_report, tmp_path, capsys, damage
 
 
 @pytest.mark.parametrize(("lines", "message"), [
-    (['{"header": [1]}'], r"header must be an object"),
+    (['{"header": [1]}'], r":1: Expected `object`, got `array` - at `\$\.header`"),
     (["[1, 2]"], r":1: not a journal entry"),
-    (['{"header": {}}', '{"case": 5}'], r":2: a case needs a string 'query_id'"),
+    (['{"header": {}}'], r":1: Object missing required field `bench` - at `\$\.header`"),
+    ([json.dumps({"header": header()}), '{"case": 5}'],
+     r":2: Expected `object`, got `int` - at `\$\.case`"),
+    ([json.dumps({"header": header()}), json.dumps({"case": {**CASES[0], "query_id": 7}})],
+     r":2: Expected `str`, got `int` - at `\$\.case\.query_id`"),
 ])
 def test_merge_names_a_bad_search_journal(tmp_path, capsys, lines, message):
     journal = tmp_path / "finance__gold-20260701-000000.partial.jsonl"

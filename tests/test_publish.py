@@ -235,9 +235,12 @@ def test_started_at_falls_back_to_the_file_stamp(tmp_path):
 
 
 @pytest.mark.parametrize("damage, message", [
-    (lambda r: r["header"].pop("engines"), "header.engines must be a list"),
-    (lambda r: r["cases"][2]["results"][1].pop("url"), r"cases\[2\]\.results\[1\]\.url"),
-    (lambda r: r["cases"][0].__setitem__("engine", 7), r"cases\[0\]\.engine must be a string"),
+    (lambda r: r["header"].pop("engines"),
+     r"missing required field `engines` - at `\$\.header`"),
+    (lambda r: r["cases"][2]["results"][1].pop("url"),
+     r"missing required field `url` - at `\$\.cases\[2\]\.results\[1\]`"),
+    (lambda r: r["cases"][0].__setitem__("engine", 7),
+     r"Expected `str`, got `int` - at `\$\.cases\[0\]\.engine`"),
     (lambda r: r["header"].__setitem__("bench", "nope"), "unknown search bench 'nope'"),
     (lambda r: r.pop("cases"), "not a Needle search report"),
     (lambda r: r["header"].__setitem__("started_at", "yesterday"), "not an ISO time"),

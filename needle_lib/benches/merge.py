@@ -15,7 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from needle_lib.benches.runfiles import assemble_report, check_run, read_run
+from needle_lib.benches.runfiles import assemble_report, read_run
+from needle_lib.contract.schema import SEARCH_RUN_SCHEMA_VERSION, validate_search_run
 from needle_lib.recall.merge import Merged, MergeError, Part, check_setups
 from needle_lib.tomlconf import ConfigError
 
@@ -26,7 +27,8 @@ def read_search_part(path: Path) -> Part:
         header, cases = read_run(path)
     except ConfigError as exc:
         raise MergeError(str(exc)) from None
-    return Part(path, {"header": header, "cases": cases, "engines": header["engines"]})
+    return Part(path, {"schema_version": SEARCH_RUN_SCHEMA_VERSION, "header": header,
+                       "cases": cases, "engines": header["engines"]})
 
 
 def _header(part: Part) -> dict[str, Any]:
@@ -34,10 +36,13 @@ def _header(part: Part) -> dict[str, Any]:
         raise MergeError(f"{part.path}: a search report without 'header' and 'cases' "
                          "(written by an older Needle?) cannot be merged")
     try:
-        check_run(part.path, part.dump["header"], part.dump["cases"])
+        header, cases = validate_search_run(part.path, part.dump["header"],
+                                            part.dump["cases"],
+                                            version=part.dump.get("schema_version"))
     except ConfigError as exc:
         raise MergeError(str(exc)) from None
-    return part.dump["header"]
+    part.dump["header"], part.dump["cases"] = header, cases  # migrated, if it was older
+    return header
 
 
 def merge_search(parts: list[Part]) -> Merged:

@@ -12,7 +12,6 @@ reports can be merged and rebuilt, never averaged.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -20,8 +19,8 @@ from typing import IO, Any
 from needle_lib.benches.journal_lock import hold_for_writing
 from needle_lib.benches.registry import build_report
 from needle_lib.contract.outcome import is_scored, is_skipped
-from needle_lib.jsonio import name_the_file, read_json, write_json_by_line_atomic
-from needle_lib.names import is_plain
+from needle_lib.contract.schema import read_search_journal, read_search_report
+from needle_lib.jsonio import name_the_file, write_json_by_line_atomic
 from needle_lib.tomlconf import ConfigError
 
 JOURNAL_SUFFIX = ".partial.jsonl"
@@ -92,7 +91,7 @@ class Journal:
         """Close the journal and turn it into the run's report, read back line by line: the
         controller keeps no case in memory while the run goes on (a 20,000-case run held
         every record twice over). The journal goes only once the report is written."""
-        header, cases = _read_journal(self.path)
+        header, cases = read_search_journal(self.path)
         report = finish_run(report_path, header, cases, complete_run=complete_run)
         self._fh.close()
         self.path.unlink(missing_ok=True)
@@ -152,107 +151,10 @@ def finish_run(report_path: Path, header: dict[str, Any], cases: list[dict[str, 
 
 
 def read_run(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(header, cases) of a run from its report or its journal; later lines of the same
-    (query, engine) win, as in the run itself. Errors name the file (and line)."""
+    """(header, cases) of a run from its report or its journal, validated against the
+    schema (``contract.schema``); later lines of the same (query, engine) win, as in the run
+    itself. A file that does not validate is one ``SchemaError`` (a ``ConfigError``) naming
+    the file (and line) and the field."""
     if path.name.endswith(JOURNAL_SUFFIX):
-        return _read_journal(path)
-    try:
-        report = read_json(path)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: cannot read search report: {exc}") from None
-    if not isinstance(report, dict) or "header" not in report or "cases" not in report:
-        raise ConfigError(f"{path}: not a Needle search report (no 'header' and 'cases')")
-    check_run(path, report["header"], report["cases"])
-    return report["header"], report["cases"]
-
-
-#: Values up to this long are shared like keys: labels, gate verdicts, engine names.
-SHARED_VALUE_CHARS = 16
-
-
-def sharing_strings() -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
-    """A ``json.loads`` object hook that makes one string object of each key and each short
-    value across every line it decodes. json shares keys only within one document, and a
-    journal is a document per line: 20,000 cases read back held every result's keys and
-    gate verdicts once per case, half the memory of the run's final report build."""
-    seen: dict[str, str] = {}  # the first string of each text
-    share = seen.setdefault
-
-    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        return {share(key, key):
-                share(value, value)
-                if value.__class__ is str and len(value) <= SHARED_VALUE_CHARS else value
-                for key, value in pairs}
-
-    return build
-
-
-def _read_journal(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    header: dict[str, Any] | None = None
-    shared = sharing_strings()
-    cases: dict[tuple[str, str], dict[str, Any]] = {}
-    cut: int | None = None  # a line that is not JSON: forgiven only as the last one
-    try:
-        # line by line (a 20,000-case journal is never held as text) and split at "\n"
-        # only: a snippet may hold U+2028, which str.splitlines would also split at
-        with path.open(encoding="utf-8", newline="\n") as lines:
-            for number, line in enumerate(lines, start=1):
-                if cut is not None:
-                    raise ConfigError(f"{path}:{cut}: not JSON")
-                try:
-                    entry = json.loads(line, object_pairs_hook=shared)
-                except json.JSONDecodeError:
-                    cut = number  # a line cut short by a kill is the case in flight
-                    continue
-                if not isinstance(entry, dict):
-                    raise ConfigError(f"{path}:{number}: not a journal entry (an object with "
-                                      "'header' or 'case')")
-                if "header" in entry:
-                    header = entry["header"]
-                elif "case" in entry:
-                    case = entry["case"]
-                    if not (isinstance(case, dict) and isinstance(case.get("query_id"), str)
-                            and isinstance(case.get("engine"), str)):
-                        raise ConfigError(f"{path}:{number}: a case needs a string "
-                                          "'query_id' and 'engine'")
-                    cases[(case["query_id"], case["engine"])] = case
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read journal: {exc}") from None
-    if header is None:
-        raise ConfigError(f"{path}: journal has no header line")
-    found = list(cases.values())
-    check_run(path, header, found)
-    return header, found
-
-
-def _require(path: Path, where: str, value: Any, kind: type, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, kind):  # True is an int in Python
-        raise ConfigError(f"{path}: {where} must be {what}, got {value!r}"[:300])
-
-
-def check_run(path: Path, header: Any, cases: Any) -> None:
-    """The shape ``build_report``, ``needle merge`` and ``needle publish`` rely on, checked
-    up front so a structurally bad file (valid JSON) is one error naming it."""
-    _require(path, "header", header, dict, "an object")
-    _require(path, "header.bench", header.get("bench"), str, "a bench name")
-    if not is_plain(header["bench"]):  # it names pages and files of the site
-        raise ConfigError(f"{path}: header.bench {header['bench']!r} is not a plain name "
-                          "(letters, digits, '.', '_', '-'); refusing a tampered report"[:300])
-    engines = header.get("engines")
-    _require(path, "header.engines", engines, list, "a list of engine names")
-    for engine in engines:
-        _require(path, "header.engines[]", engine, str, "an engine name")
-    _require(path, "header.num_results", header.get("num_results"), int, "an integer")
-    queries = header.get("queries")
-    _require(path, "header.queries", queries, dict, "an object")
-    _require(path, "header.queries.count", queries.get("count"), int, "an integer")
-    _require(path, "cases", cases, list, "a list")
-    for number, case in enumerate(cases):
-        where = f"cases[{number}]"
-        _require(path, where, case, dict, "an object")
-        for key in ("query_id", "query", "engine"):
-            _require(path, f"{where}.{key}", case.get(key), str, "a string")
-        _require(path, f"{where}.results", case.get("results"), list, "a list")
-        for rank, result in enumerate(case["results"]):
-            _require(path, f"{where}.results[{rank}]", result, dict, "an object")
-            _require(path, f"{where}.results[{rank}].url", result.get("url"), str, "a URL")
+        return read_search_journal(path)
+    return read_search_report(path)

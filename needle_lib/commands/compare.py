@@ -7,8 +7,9 @@ import json
 import sys
 from pathlib import Path
 
+from needle_lib.contract.schema import SchemaError
 from needle_lib.dashboard.paired import ComparisonError, PairedComparison, compare_runs
-from needle_lib.dashboard.runs import DumpError, load_run
+from needle_lib.dashboard.runs import load_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,7 +53,7 @@ def render(result: PairedComparison) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         result = compare_runs(load_run(args.a), load_run(args.b))
-    except (DumpError, ComparisonError) as exc:
+    except (SchemaError, ComparisonError) as exc:
         print(f"needle compare: {exc}", file=sys.stderr)
         return 2
     for warning in result.warnings:

@@ -16,7 +16,7 @@ from typing import Any
 
 from needle_lib.benches.merge import merge_search, read_search_part
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX
-from needle_lib.contract.dumpfiles import DumpError, read_results_json
+from needle_lib.contract.schema import SchemaError, read_json_file
 from needle_lib.jsonio import write_json_atomic
 from needle_lib.recall.merge import Merged, MergeError, Part, merge_recall
 
@@ -50,8 +50,8 @@ def _read(path: Path) -> Part:
     if path.name.endswith(JOURNAL_SUFFIX):  # an interrupted search run's case log
         return read_search_part(path)
     try:
-        return Part(path, read_results_json(path))
-    except DumpError as exc:
+        return Part(path, read_json_file(path))
+    except SchemaError as exc:
         raise MergeError(str(exc)) from None
 
 

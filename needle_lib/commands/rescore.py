@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from needle_lib.console import want_color
-from needle_lib.contract.dumpfiles import read_recall_dump
 from needle_lib.contract.records import RecallDump
+from needle_lib.contract.schema import read_recall_dump
 from needle_lib.recall.corpus import (
     Corpus,
     CorpusConfig,

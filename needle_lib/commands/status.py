@@ -13,7 +13,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from needle_lib.contract.dumpfiles import DumpError, check_recall_dump, read_results_json
+from needle_lib.contract.schema import SchemaError, read_json_file, validate_recall_dump
 from needle_lib.llm.config import resolve_model, sanitize_key
 from needle_lib.paths import MODELS_DIR, RESULTS_DIR
 from needle_lib.recall.corpus import configured_corpus_names
@@ -37,15 +37,15 @@ def dump_state(path: Path) -> tuple[str, str]:
     if not path.is_file():
         return "missing", ""
     try:
-        data = read_results_json(path)
+        data = read_json_file(path)
         if isinstance(data, dict) and (data.get("prompt_version"), data.get(
                 "scorer_version")) != (PROMPT_VERSION, SCORER_VERSION):
             # an older Needle's dump: its shape may differ too; what matters is re-running
             return "stale", (f"prompt {data.get('prompt_version')} / scorer "
                              f"{data.get('scorer_version')}; current {PROMPT_VERSION} / "
                              f"{SCORER_VERSION}")
-        dump = check_recall_dump(path, data)
-    except DumpError as exc:
+        dump = validate_recall_dump(path, data)
+    except SchemaError as exc:
         return "unreadable", str(exc)
     summary = dump.get("summary", {})
     counts = (f"{summary.get('cases', 0)}/{summary.get('expected', '?')} cases, "
@@ -88,8 +88,8 @@ def _stored_row(store: ResultStore, pair: str) -> tuple[str, str, str, Path, str
     runs = store.runs(pair)
     path = view if view.is_file() else (runs[0] if runs else view)
     try:
-        data = read_results_json(path)
-    except DumpError:
+        data = read_json_file(path)
+    except SchemaError:
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
         name, _, key = pair.partition("__")

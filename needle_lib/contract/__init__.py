@@ -3,5 +3,6 @@
 ``outcome`` decides a case's verdict from its score, once, for the live run, rescore,
 merge and resume; ``setup`` says which fields two runs must share for their cases to be
 interchangeable; ``records`` types what crosses module boundaries (case records, dumps,
-reports); ``dumpfiles`` reads a dump back and checks its shape for every reader.
+reports); ``schema`` is the schema of the result files and their one reader each (decode,
+migrate, validate).
 """

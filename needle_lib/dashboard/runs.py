@@ -12,11 +12,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from needle_lib.contract.dumpfiles import (
-    DumpError,
-    check_recall_dump,
+from needle_lib.contract.schema import (
+    SchemaError,
+    read_json_file,
     read_recall_dump,
-    read_results_json,
+    validate_recall_dump,
 )
 from needle_lib.metrics.bootstrap import Interval, bootstrap_proportion, bootstrap_ratio
 from needle_lib.names import is_plain
@@ -167,9 +167,9 @@ def stale_reasons(dump: dict[str, Any]) -> list[str]:
 def parse_run(path: Path, dump: Any) -> Run:
     """Validate ``dump`` (read from ``path``) as a recall dump; errors name file and case.
     Its corpus name names dashboard pages, so it must be a plain name too."""
-    checked = check_recall_dump(path, dump)
+    checked = validate_recall_dump(path, dump)
     if not is_plain(checked["corpus"]["name"]):
-        raise DumpError(f"{path}: corpus name {checked['corpus']['name']!r} is not a plain "
+        raise SchemaError(f"{path}: corpus name {checked['corpus']['name']!r} is not a plain "
                         "name (it names dashboard pages); refusing a tampered dump")
     return Run(path, dict(checked))
 
@@ -196,7 +196,7 @@ def scan_results(directory: Path) -> Scan:
     scan = Scan()
     for path in sorted(directory.glob("*.json")):
         try:
-            dump = read_results_json(path)
+            dump = read_json_file(path)
             if not isinstance(dump, dict) or dump.get("benchmark") != "recall":
                 continue
             reasons = stale_reasons(dump)
@@ -205,6 +205,6 @@ def scan_results(directory: Path) -> Scan:
                                   + "; ".join(reasons))
                 continue
             scan.runs.append(parse_run(path, dump))
-        except DumpError as exc:
+        except SchemaError as exc:
             scan.notes.append(f"unreadable, left out: {exc}")
     return scan

@@ -16,9 +16,9 @@ from typing import Any, NoReturn
 import pytest
 
 from needle_lib.benches.registry import BENCH_NAMES
-from needle_lib.contract.dumpfiles import DumpError, read_recall_dump
 from needle_lib.contract.outcome import Outcome, report_outcome
 from needle_lib.contract.records import CaseRecord
+from needle_lib.contract.schema import SchemaError, read_recall_dump
 from needle_lib.plugin.diskfull import is_no_space, stop_for_disk_full
 from needle_lib.plugin.recall.dumps import RecallDumps
 from needle_lib.plugin.recall.resume import note_resumed, resumed
@@ -70,7 +70,7 @@ def gate_settings(config: pytest.Config) -> GateSettings:
     if baseline:
         try:
             baseline_dump = read_recall_dump(Path(baseline))
-        except DumpError as exc:
+        except SchemaError as exc:
             raise pytest.UsageError(f"--baseline: {exc}") from None
     return GateSettings(
         min_score=config.getoption("min_score"),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from needle_lib.contract.dumpfiles import DumpError, check_recall_dump
+from needle_lib.contract.schema import SchemaError, validate_recall_dump
 from needle_lib.contract.setup import RUN_STATE, refusal, setup_differences
 from needle_lib.errors import UsageError
 from needle_lib.recall.results import finalize, new_dump
@@ -102,8 +102,8 @@ def merge_recall(parts: list[Part]) -> Merged:
     """One dump from ``parts`` of one (corpus, model) run; MergeError when they cannot be."""
     for part in parts:
         try:
-            check_recall_dump(part.path, part.dump)
-        except DumpError as exc:
+            validate_recall_dump(part.path, part.dump)
+        except SchemaError as exc:
             raise MergeError(str(exc)) from None
     check_setups(parts, [part.dump for part in parts])
     missing = _check_shards(parts)

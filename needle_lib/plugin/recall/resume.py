@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from needle_lib.contract.dumpfiles import (
-    DumpError,
-    check_recall_dump,
-    read_recall_dump,
-    read_results_json,
-)
 from needle_lib.contract.outcome import is_answered
+from needle_lib.contract.schema import (
+    SchemaError,
+    read_json_file,
+    read_recall_dump,
+    validate_recall_dump,
+)
 from needle_lib.contract.setup import SetupMismatch, resume_source, setup_differences
 from needle_lib.contract.setup import refusal as setup_refusal
 from needle_lib.plugin.recall.plan import RecallCase, RecallPlan
@@ -77,14 +77,14 @@ def _same_setup(
     def readable() -> Iterator[tuple[Path, dict[str, Any], tuple[Path, dict[str, Any]]]]:
         for path in candidates:
             try:
-                previous = read_results_json(path)
-            except DumpError as exc:
+                previous = read_json_file(path)
+            except SchemaError as exc:
                 if strict:
                     raise pytest.UsageError(f"--resume: {exc}") from None
                 continue  # a run file another run has only just created
             try:
-                check_recall_dump(path, previous)
-            except DumpError as exc:
+                validate_recall_dump(path, previous)
+            except SchemaError as exc:
                 raise pytest.UsageError(f"--resume: {exc}") from None
             yield path, previous, (path, previous)
 
@@ -105,7 +105,7 @@ def check_explicit_dump(config: pytest.Config, plan: RecallPlan) -> None:
         return
     try:
         previous = read_recall_dump(path)
-    except DumpError as exc:
+    except SchemaError as exc:
         raise pytest.UsageError(
             f"--dump {path} holds something that is not a Needle dump; refusing to "
             f"overwrite it ({exc})"
