@@ -94,8 +94,8 @@ def pinned_clock(monkeypatch: pytest.MonkeyPatch) -> datetime:
     return PINNED_NOW
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    mark_tiers(items)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    mark_tiers(items, slow_first=hasattr(config, "workerinput"))  # an xdist worker
 
 
 @pytest.fixture(autouse=True)

@@ -159,8 +159,11 @@ def classify(item: pytest.Item) -> frozenset[str]:
     return frozenset(why)
 
 
-def mark_tiers(items: list[pytest.Item]) -> None:
-    """Mark slow and browser tests, and order them fast → slow so ``-x`` fails early."""
+def mark_tiers(items: list[pytest.Item], *, slow_first: bool = False) -> None:
+    """Mark slow and browser tests and order the tiers: fast → slow in one process, so
+    ``-x`` stops early on a broken unit; slow → fast under xdist, so the long end-to-end
+    tests start first and the many short ones fill the workers' gaps at the end (a long
+    test started last decides the run's wall time)."""
     fast, slow = [], []
     for item in items:
         why = classify(item)
@@ -169,7 +172,7 @@ def mark_tiers(items: list[pytest.Item]) -> None:
             if "browser" in why:
                 item.add_marker(pytest.mark.browser)
         (slow if why else fast).append(item)
-    items[:] = fast + slow
+    items[:] = slow + fast if slow_first else fast + slow
 
 
 @contextmanager
