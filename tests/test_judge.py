@@ -181,7 +181,7 @@ async def test_rate_sends_the_pair_in_context_and_returns_a_verdict(make_judge: 
         assert text in prompt
     assert request.headers["Authorization"] == f"Bearer {SECRET}"
     assert SECRET not in repr(judge)
-    assert profiles.call_count == 1 and f"<query>{QUERY}</query>" in user_turn(
+    assert profiles.call_count == 1 and f"<query>\"{QUERY}\"</query>" in user_turn(
         profiles.calls.last.request)
     assert (judge.requests, judge.judged, judge.failures, judge.cache_hits) == (2, 1, 0, 0)
     assert (judge.profile_requests, judge.profile_errors) == (1, 0)

@@ -15,11 +15,11 @@ ends where Needle ends it; the system turn says the blocks are data, never instr
 
 from __future__ import annotations
 
-import json
 from datetime import date
 from typing import Any
 
 from needle_lib.judge.profile import QueryProfile
+from needle_lib.judge.quoting import data_json
 from needle_lib.judge.verdict import LABELS, JudgeItem
 from needle_lib.search.bounds import (
     MAX_DATE_CHARS,
@@ -103,14 +103,6 @@ def cut_evidence(text: str, limit: int) -> str:
     rest = text[limit:]
     return (f"{text[:limit]} [… {len(rest.split())} more words ({len(rest)} characters) "
             "not shown]")
-
-
-def data_json(value: Any) -> str:
-    """``value`` as one line of JSON in which no markup can appear: ``<``, ``>`` and ``&``
-    are escaped (as in JSON embedded in HTML), newlines are ``\\n``. Untrusted text in this
-    form cannot close the prompt block it sits in or open another."""
-    return (json.dumps(value, ensure_ascii=False)
-            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
 def evidence(item: JudgeItem, snippet_chars: int = 0) -> dict[str, Any]:

@@ -149,12 +149,13 @@ class FakeSearchServer(LoopbackServer):
                 return 400
             content = "yes" if JUDGE_YES in prompt else "no"
         elif messages and messages[0].get("content") == PROFILE_PROMPT:
-            query = re.search(r"<query>(.*)</query>", prompt)
+            quoted = _block(prompt, "query")  # the query, quoted as a JSON string
+            query = quoted if isinstance(quoted, str) else "?"
             with self._lock:
-                self.judge_calls.append(("profile", query.group(1) if query else "?"))
+                self.judge_calls.append(("profile", query))
             content = json.dumps({
                 "query_type": "specific", "query_domain": "news",
-                "main_aspects": [query.group(1) if query else "?"], "aux_aspects": [],
+                "main_aspects": [query], "aux_aspects": [],
                 "content_archetype": "ephemeral",
             })
             with self._lock:
