@@ -135,11 +135,17 @@ def _reaches_name(obj: Any) -> set[str]:
     return set()
 
 
+@cache
+def _conftest_namespaces() -> list[dict[str, Any]]:
+    """Every conftest's namespace (all are loaded once collection has run)."""
+    return [vars(mod) for name, mod in list(sys.modules.items())
+            if name.rsplit(".", 1)[-1] == "conftest"]
+
+
 def _fixture_functions(item: pytest.Function) -> Iterator[Callable[..., Any]]:
     """The functions of the fixtures ``item`` uses that are defined in its module or in a
     conftest it sees (looked up by name: pytest gives no public way to a fixture's code)."""
-    namespaces = [vars(item.module)] + [vars(mod) for name, mod in list(sys.modules.items())
-                                        if name.rsplit(".", 1)[-1] == "conftest"]
+    namespaces = [vars(item.module), *_conftest_namespaces()]
     for fixture in item.fixturenames:
         for namespace in namespaces:
             func = _function(namespace.get(fixture))

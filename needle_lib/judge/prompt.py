@@ -16,7 +16,7 @@ ends where Needle ends it; the system turn says the blocks are data, never instr
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from needle_lib.judge.profile import QueryProfile
 from needle_lib.judge.quoting import data_json
@@ -105,7 +105,18 @@ def cut_evidence(text: str, limit: int) -> str:
             "not shown]")
 
 
-def evidence(item: JudgeItem, snippet_chars: int = 0) -> dict[str, Any]:
+class Evidence(TypedDict):
+    """What a judge is shown of one result, each field bounded; ``cut`` names the fields
+    cut short other than the snippet (whose cut says so in its text)."""
+
+    url: str
+    title: str
+    published: str
+    snippet: str
+    cut: NotRequired[list[str]]
+
+
+def evidence(item: JudgeItem, snippet_chars: int = 0) -> Evidence:
     """What the judge is shown of ``item``, every field bounded: the snippet cut to the
     budget with a note, the other fields to their caps (``search.bounds``: results from an
     engine are capped already; this guards any other caller). ``cut`` names fields cut
@@ -116,12 +127,12 @@ def evidence(item: JudgeItem, snippet_chars: int = 0) -> dict[str, Any]:
     for name, (text, cap) in fields.items():
         if len(text) > cap and name not in cut:
             cut.append(name)
-    shown: dict[str, Any] = {
-        "url": item.url[:MAX_URL_CHARS],
-        "title": item.title[:MAX_TITLE_CHARS],
-        "published": (item.published_date or "")[:MAX_DATE_CHARS] or "not given",
-        "snippet": cut_evidence(item.snippet, snippet_chars),
-    }
+    shown = Evidence(
+        url=item.url[:MAX_URL_CHARS],
+        title=item.title[:MAX_TITLE_CHARS],
+        published=(item.published_date or "")[:MAX_DATE_CHARS] or "not given",
+        snippet=cut_evidence(item.snippet, snippet_chars),
+    )
     if cut:
         shown["cut"] = cut
     return shown

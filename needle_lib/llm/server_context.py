@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -36,6 +36,15 @@ from needle_lib.tomlconf import ConfigError
 #: Seconds each probe request may take: a local server answers its metadata at once, and
 #: a slow answer is not worth delaying the run for (the default budget then applies).
 PROBE_TIMEOUT_S = 2.0
+
+
+class ServerContextJSON(TypedDict):
+    """``ServerContext`` as it travels to xdist workers (``workerinput`` takes JSON)."""
+
+    loaded: int | None
+    maximum: int | None
+    source: str
+    maximum_source: str
 
 
 @dataclass(frozen=True)
@@ -51,14 +60,13 @@ class ServerContext:
     #: Where ``maximum`` came from.
     maximum_source: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {"loaded": self.loaded, "maximum": self.maximum, "source": self.source,
-                "maximum_source": self.maximum_source}
+    def to_json(self) -> ServerContextJSON:
+        return ServerContextJSON(loaded=self.loaded, maximum=self.maximum, source=self.source,
+                                 maximum_source=self.maximum_source)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ServerContext:
-        return cls(data.get("loaded"), data.get("maximum"), str(data.get("source", "")),
-                   str(data.get("maximum_source", "")))
+    def from_json(cls, data: ServerContextJSON) -> ServerContext:
+        return cls(**data)
 
 
 def _positive(value: Any) -> int | None:

@@ -45,12 +45,12 @@ async def check_engine(name: str, *, engines: Mapping[str, EngineSpec], env: Map
     except MissingAPIKey as exc:
         return EngineCheck(name, "skipped", detail=f"set {exc.env_var} to check it")
     async with client:
-        outcome = await client.search(query, num_results=num_results)
-    if outcome.error is not None:
-        return EngineCheck(name, "failed", latency_s=outcome.latency_s,
-                           detail=" ".join(outcome.error.split()))
-    first = outcome.results[0].url if outcome.results else None
-    return EngineCheck(name, "ok", outcome.latency_s, len(outcome.results), first)
+        answer = await client.search(query, num_results=num_results)
+    if answer.error is not None:
+        return EngineCheck(name, "failed", latency_s=answer.latency_s,
+                           detail=" ".join(answer.error.split()))
+    first = answer.results[0].url if answer.results else None
+    return EngineCheck(name, "ok", answer.latency_s, len(answer.results), first)
 
 
 async def check_engines(names: Sequence[str], *, engines: Mapping[str, EngineSpec],

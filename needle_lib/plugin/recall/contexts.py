@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from needle_lib.llm import ModelConfig
-from needle_lib.llm.server_context import ServerContext, probe_context
+from needle_lib.llm.server_context import ServerContext, ServerContextJSON, probe_context
 from needle_lib.recall.corpus import CorpusConfig
 from needle_lib.recall.repo import KnownContext
 
 CONTEXTS_KEY = "needle_model_contexts"
-contexts_key = pytest.StashKey[dict[str, dict[str, Any] | None]]()
+contexts_key = pytest.StashKey[dict[str, ServerContextJSON | None]]()
 
 
 def needs_context(corpora: list[CorpusConfig], cli_budget: int | None) -> bool:
