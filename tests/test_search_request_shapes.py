@@ -70,6 +70,10 @@ def _exa(query: str, **extra: Any) -> dict[str, Any]:
             "contents": {"highlights": {"maxCharacters": 300}}, **extra}
 
 
+def _google(q: str, **extra: Any) -> dict[str, Any]:
+    return {"q": q, "num": 5, "gl": "us", "hl": "en", **extra}
+
+
 def _parallel(query: str, **policy: Any) -> dict[str, Any]:
     settings: dict[str, Any] = {"max_results": 5}
     if policy:
@@ -95,14 +99,12 @@ SHAPES: dict[str, dict[str, dict[str, Any]]] = {
         "multi-site": _exa("fed minutes", includeDomains=MULTI),
         "dated": _exa("ecb rate decision", startPublishedDate=START, endPublishedDate=END),
     },
-    "google": {
-        "plain": {"q": "nvidia quarterly net income", "num": 5},
-        "long": {"q": f"{LONG} site:sec.gov", "num": 5},
-        "ops-only": {"q": "site:sec.gov", "num": 5, "tbs": "cdr:1,cd_min:1/1/2025"},
-        "multi-site": {"q": "fed minutes (site:federalreserve.gov OR site:reuters.com)",
-                       "num": 5},
-        "dated": {"q": "ecb rate decision", "num": 5,
-                  "tbs": "cdr:1,cd_min:1/1/2025,cd_max:3/31/2025"},
+    "google": {  # the locale pinned to us/en unless SERPER_LOCALE says otherwise
+        "plain": _google("nvidia quarterly net income"),
+        "long": _google(f"{LONG} site:sec.gov"),
+        "ops-only": _google("site:sec.gov", tbs="cdr:1,cd_min:1/1/2025"),
+        "multi-site": _google("fed minutes (site:federalreserve.gov OR site:reuters.com)"),
+        "dated": _google("ecb rate decision", tbs="cdr:1,cd_min:1/1/2025,cd_max:3/31/2025"),
     },
     "bing": {
         "plain": {"engine": "bing", "q": "nvidia quarterly net income", "num": "5"},
@@ -249,6 +251,14 @@ async def test_brave_query_clipped_to_400_characters_keeping_sites() -> None:
     assert len(q) <= 400
     assert q.endswith(" (site:a.com OR site:b.org)")
     assert q == " ".join(words[:23]) + " (site:a.com OR site:b.org)"  # 367 + 27 characters
+
+
+@pytest.mark.parametrize(("locale", "gl", "hl"), [("de/de", "de", "de"),
+                                                  ("BR/pt-BR", "br", "pt-br")])
+async def test_google_locale_from_serper_locale(locale: str, gl: str, hl: str) -> None:
+    request = await capture("google", "gpu prices",
+                            env={"SERPER_API_KEY": KEY, "SERPER_LOCALE": locale})
+    assert json.loads(request.content) == {"q": "gpu prices", "num": 5, "gl": gl, "hl": hl}
 
 
 async def test_octen_trims_at_a_word_boundary() -> None:
