@@ -134,7 +134,7 @@ async def test_no_snippet_budget_sent_when_uncapped(engine: str) -> None:
         await _search(engine, snippet_chars=0)
     sent = route.calls.last.request
     text = sent.url.query.decode() + sent.content.decode()
-    for field in ("snippet_max_length", "maxCharacters", "maxDescriptionLength"):
+    for field in ("snippet_max_length", "maxCharacters", "maxDescriptionLength", "max_tokens"):
         assert field not in text
 
 

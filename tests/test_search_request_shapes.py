@@ -74,6 +74,11 @@ def _google(q: str, **extra: Any) -> dict[str, Any]:
     return {"q": q, "num": 5, "gl": "us", "hl": "en", **extra}
 
 
+def _octen(query: str, **extra: Any) -> dict[str, Any]:
+    return {"query": query, "count": 5, "highlight": {"enable": True, "max_tokens": 100},
+            **extra}
+
+
 def _parallel(query: str, **policy: Any) -> dict[str, Any]:
     settings: dict[str, Any] = {"max_results": 5}
     if policy:
@@ -153,14 +158,13 @@ SHAPES: dict[str, dict[str, dict[str, Any]]] = {
                   "search_after_date_filter": "1/1/2025",
                   "search_before_date_filter": "3/31/2025"},
     },
-    "octen": {
-        "plain": {"query": "nvidia quarterly net income", "count": 5},
-        "long": {"query": head(73), "count": 5, "include_domains": ["sec.gov"]},  # 500 chars
-        "ops-only": {"query": "", "count": 5, "include_domains": ["sec.gov"],
-                     "start_time": "2025-01-01T00:00:00Z"},
-        "multi-site": {"query": "fed minutes", "count": 5, "include_domains": MULTI},
-        "dated": {"query": "ecb rate decision", "count": 5,
-                  "start_time": "2025-01-01T00:00:00Z", "end_time": "2025-03-31T23:59:59Z"},
+    "octen": {  # highlights asked for; 300 snippet chars = 100 tokens (Octen's minimum)
+        "plain": _octen("nvidia quarterly net income"),
+        "long": _octen(head(73), include_domains=["sec.gov"]),  # 500 chars
+        "ops-only": _octen("", include_domains=["sec.gov"], start_time="2025-01-01T00:00:00Z"),
+        "multi-site": _octen("fed minutes", include_domains=MULTI),
+        "dated": _octen("ecb rate decision", start_time="2025-01-01T00:00:00Z",
+                        end_time="2025-03-31T23:59:59Z"),
     },
     "ceramic": {  # no operators in its API: dropped; 300 snippet chars raised to the minimum
         "plain": {"query": "nvidia quarterly net income", "maxDescriptionLength": 1000},
@@ -278,6 +282,18 @@ async def test_keenable_keyless_sends_tokens_to_the_public_endpoint() -> None:
     assert "X-API-Key" not in request.headers
     assert request.headers["X-Keenable-Title"] == "needle"
     assert json.loads(request.content)["query"] == SHAPES["keenable"]["multi-site"]["query"]
+
+
+@pytest.mark.parametrize(("snippet_chars", "highlight"), [
+    (50, {"enable": True, "max_tokens": 100}),  # Octen's minimum
+    (2000, {"enable": True, "max_tokens": 667}),  # the default cap, at 3 characters a token
+    (100_000, {"enable": True, "max_tokens": 20_000}),  # Octen's maximum
+    (0, {"enable": True}),  # uncapped: the server's default length
+])
+async def test_octen_asks_for_highlights_sized_from_the_snippet_budget(
+        snippet_chars: int, highlight: dict[str, Any]) -> None:
+    request = await capture("octen", "gpu prices", snippet_chars=snippet_chars)
+    assert json.loads(request.content)["highlight"] == highlight
 
 
 async def test_exa_uncapped_asks_for_full_text() -> None:
