@@ -14,6 +14,7 @@ COMMAND_MODULES: list[str] = [
     "needle_lib.commands.dashboard",
     "needle_lib.commands.compare",
     "needle_lib.commands.export",
+    "needle_lib.commands.judge_agreement",
     "needle_lib.commands.finance",
     "needle_lib.commands.merge",
     "needle_lib.commands.legal",
