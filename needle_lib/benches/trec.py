@@ -119,6 +119,9 @@ class QrelsManifest(msgspec.Struct, kw_only=True):
     queries: int
     relevance: str
     conflicting_ratings: int
+    #: the report's ``judged_pairs`` (judged benches): distinct (query, page, evidence) the
+    #: judge rated, more than ``count`` where engines showed one page with other snippets
+    report_judged_pairs: int | None
 
 
 class Manifest(msgspec.Struct, kw_only=True):
@@ -280,7 +283,8 @@ def build_export(source: Path, header: dict[str, Any],
         qrels=QrelsManifest(
             file=QRELS_FILE, count=len(qrels), queries=len({q.qid for q in qrels}),
             relevance=JUDGED_RELEVANCE if kind == "judged" else KNOWN_ITEM_RELEVANCE,
-            conflicting_ratings=len(pool.conflicting)),
+            conflicting_ratings=len(pool.conflicting),
+            report_judged_pairs=report.get("judged_pairs") if kind == "judged" else None),
         engines={engine: _engine_manifest(engine, lines, repeats[engine], report, grouped,
                                           kind)
                  for engine, lines in runs.items()},
