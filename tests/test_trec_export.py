@@ -153,7 +153,7 @@ def test_a_differently_spelled_repeat_is_one_page() -> None:
     head = header("news", "judged", ["exa"], 1, START)
     cases = [judged_case("q", "q", "exa", [4, 4],
                          urls=["https://www.x.com/a/", "http://x.com/a?utm_source=feed"])]
-    export = build_export(Path("r.json"), head, cases)
+    export = build_export(Path("r.json"), (head, cases))
     assert [line.docno for line in export.runs["exa"]] == ["x.com/a", "x.com/a#repeat-2"]
     assert [(q.docno, q.relevance) for q in export.qrels] == [("x.com/a", 4)]
 
@@ -162,7 +162,7 @@ def test_conflicting_ratings_keep_the_best_and_are_counted() -> None:
     head = header("news", "judged", ["exa", "brave"], 1, START)
     cases = [judged_case("q", "q", "exa", [1], urls=["https://x.com/a"]),
              judged_case("q", "q", "brave", [3], urls=["https://x.com/a"])]
-    export = build_export(Path("r.json"), head, cases)
+    export = build_export(Path("r.json"), (head, cases))
     assert [(q.docno, q.relevance) for q in export.qrels] == [("x.com/a", 3)]
     assert export.manifest.qrels.conflicting_ratings == 1
 

@@ -41,6 +41,7 @@ import msgspec
 
 from needle_lib.benches.registry import bench_named, build_report, by_query
 from needle_lib.contract.outcome import is_skipped
+from needle_lib.contract.schema import SearchRun
 from needle_lib.errors import UsageError
 from needle_lib.jsonio import write_text_atomic
 from needle_lib.metrics.ndcg import GAINS
@@ -243,9 +244,9 @@ def _why_unscored(case: dict[str, Any], row: dict[str, Any], kind: str) -> str:
     return "not scored"
 
 
-def build_export(source: Path, header: dict[str, Any],
-                 cases: list[dict[str, Any]]) -> TrecExport:
+def build_export(source: Path, run: SearchRun) -> TrecExport:
     """The TREC files of one search run (its header and cases, as ``read_run`` gives them)."""
+    header, cases = run
     kind = _report_kind(header)
     report = build_report(header, cases, in_progress=False)
     runs: dict[str, list[RunLine]] = {}

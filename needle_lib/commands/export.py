@@ -28,8 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_trec(args: argparse.Namespace) -> int:
-    header, cases = read_run(args.report)
-    export = build_export(args.report, header, cases)
+    export = build_export(args.report, read_run(args.report))
     export.write(args.out)
     manifest = export.manifest
     runs = ", ".join(f"{engine} ({m.lines} lines)" for engine, m in manifest.engines.items())

@@ -26,6 +26,7 @@ from typing import Any
 import msgspec
 
 from needle_lib.benches.registry import bench_named, build_report
+from needle_lib.contract.schema import SearchRun
 from needle_lib.errors import UsageError
 from needle_lib.metrics.agreement import confusion_matrix, kendall_tau_b, weighted_kappa
 from needle_lib.metrics.bootstrap import DEFAULT_RESAMPLES, bootstrap_statistic
@@ -194,8 +195,7 @@ def _side(report: _Report, pairs: int) -> Side:
                 queries=len(_queries(report)), pairs=pairs)
 
 
-def compare_judges(a_path: Path, a_run: tuple[dict[str, Any], list[dict[str, Any]]],
-                   b_path: Path, b_run: tuple[dict[str, Any], list[dict[str, Any]]], *,
+def compare_judges(a_path: Path, a_run: SearchRun, b_path: Path, b_run: SearchRun, *,
                    resamples: int = DEFAULT_RESAMPLES) -> JudgeAgreement:
     """The agreement of report B's judge with report A's (each a (header, cases) run)."""
     a, b = _Report(a_path, *a_run), _Report(b_path, *b_run)
