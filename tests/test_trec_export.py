@@ -158,6 +158,14 @@ def test_a_differently_spelled_repeat_is_one_page() -> None:
     assert [(q.docno, q.relevance) for q in export.qrels] == [("x.com/a", 4)]
 
 
+def test_a_repeat_rated_higher_raises_the_pool_as_in_needles_ideal() -> None:
+    head = header("news", "judged", ["exa"], 1, START)
+    cases = [judged_case("q", "q", "exa", [2, 4], urls=["https://x.com/a", "https://x.com/a/"])]
+    export = build_export(Path("r.json"), (head, cases))
+    assert [(q.docno, q.relevance) for q in export.qrels] == [("x.com/a", 4)]
+    assert export.manifest.qrels.conflicting_ratings == 1
+
+
 def test_conflicting_ratings_keep_the_best_and_are_counted() -> None:
     head = header("news", "judged", ["exa", "brave"], 1, START)
     cases = [judged_case("q", "q", "exa", [1], urls=["https://x.com/a"]),

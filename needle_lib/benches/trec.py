@@ -22,7 +22,8 @@ Choices, and why:
 - **Qrels** hold one line per judged (query, page): the judge's 0–4 rating (judged benches)
   or 1/0 for whether the result carried the gold (known-item: the matcher's or the backstop
   judge's verdict). A page rated differently in two engines' lists (different snippets) gets
-  its best rating, as Needle's pooled ideal does; ``conflicting_ratings`` counts such pages.
+  its best rating, as Needle's pooled ideal does (a repeat's rating included);
+  ``conflicting_ratings`` counts such pages.
 - **Cases with no results to write**: a failed search or a skipped engine has no line (a
   TREC run cannot tell "searched, found nothing" from "not asked"); the manifest lists every
   case Needle did not score, with why, and per engine the queries it did score, so Needle's
@@ -267,14 +268,13 @@ def build_export(source: Path, run: SearchRun) -> TrecExport:
             seen: dict[str, int] = {}
             for rank, result in enumerate(results, start=1):
                 docno = trec_docno(result["url"], f"case {query_id!r} on {engine}, rank {rank}")
+                relevance = _relevance(kind, result)
+                if relevance is not None:  # a repeat's rating joins the pool, as in Needle's
+                    pool.add((qid, docno), relevance)
                 copies = seen[docno] = seen.get(docno, 0) + 1
                 if copies > 1:
                     repeats[engine] += 1
                     docno = f"{docno}{REPEAT_MARK}{copies}"
-                else:
-                    relevance = _relevance(kind, result)
-                    if relevance is not None:
-                        pool.add((qid, docno), relevance)
                 lines.append(RunLine(qid, docno, rank, len(results) - rank + 1, engine))
     qrels = [Qrel(qid, docno, rel) for (qid, docno), rel in pool.best.items()]
     manifest = Manifest(
