@@ -46,12 +46,13 @@ def load_dump(results: Path, name: str) -> dict[str, Any]:
 
 
 def record_run(results: Path, behaviour: str | None, model: str, corpora: list[str],
-               *extra: str) -> None:
-    """Run ``pytest evals`` for real: the built-in reference model, or a loopback fake server."""
+               *extra: str) -> str:
+    """Run ``pytest evals`` for real: the built-in reference model, or a loopback fake server.
+    Returns what the run printed."""
     server = FakeOpenAIServer(behaviour) if behaviour else nullcontext()
     with server:
         url = ["--base-url", server.url] if behaviour else []
-        subprocess.run(
+        done = subprocess.run(
             [sys.executable, "-m", "pytest", str(REPO_ROOT / "evals"), f"--rootdir={REPO_ROOT}",
              "-p", "no:cacheprovider", "-q", "--no-color", "--results-dir", str(results),
              "--model", model, *url, *(f"--corpus={c}" for c in corpora), *extra],
@@ -59,6 +60,7 @@ def record_run(results: Path, behaviour: str | None, model: str, corpora: list[s
         )
     for corpus in corpora:
         assert (results / f"{corpus}__{model}.json").exists(), f"no dump for {corpus}/{model}"
+    return done.stdout.decode("utf-8", "replace")
 
 
 def record_runs(results: Path, specs: list[tuple]) -> None:

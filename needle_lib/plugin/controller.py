@@ -43,7 +43,7 @@ from needle_lib.report.html import (
     summary_html,
 )
 from needle_lib.report.search_summary import engine_table
-from needle_lib.report.terminal import summary_table
+from needle_lib.report.terminal import effective_length_section, summary_table
 from needle_lib.report.untrusted import escape_id_cell
 
 #: The score column's place in the pytest-html table: after the result and the test id.
@@ -282,6 +282,8 @@ class Controller:
         if self.finished:
             tr.section("needle recall summary")
             tr.write_line(summary_table(self.finished, color=use_color(self.config)))
+            for line in effective_length_section(self.finished):
+                tr.write_line(line)
             for pair, path in self.recall.paths.items():
                 tr.write_line(f"dump: {pair} → {path}")
         for pair, search_report in zip(self.search.paths, self.search_finished, strict=True):
