@@ -56,7 +56,7 @@ def record_run(results: Path, behaviour: str | None, model: str, corpora: list[s
             [sys.executable, "-m", "pytest", str(REPO_ROOT / "evals"), f"--rootdir={REPO_ROOT}",
              "-p", "no:cacheprovider", "-q", "--no-color", "--results-dir", str(results),
              "--model", model, *url, *(f"--corpus={c}" for c in corpora), *extra],
-            cwd=REPO_ROOT, capture_output=True, check=False, timeout=120,
+            cwd=REPO_ROOT, capture_output=True, check=False, timeout=600,
         )
     for corpus in corpora:
         assert (results / f"{corpus}__{model}.json").exists(), f"no dump for {corpus}/{model}"
