@@ -69,7 +69,7 @@ def record_runs(results: Path, specs: list[tuple]) -> None:
             future.result()
 
 
-def wait_for_cases(path: Path, count: int, timeout: float = 60.0) -> dict[str, Any]:
+def wait_for_cases(path: Path, count: int, timeout: float = 600.0) -> dict[str, Any]:
     """The dump at ``path`` once it holds ``count`` cases (a run in flight rewrites it after
     every case); the generous deadline only bounds a broken run, it never paces a good one."""
     deadline = time.monotonic() + timeout
