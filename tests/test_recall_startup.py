@@ -30,10 +30,11 @@ NOT_FOR_RECALL = (
     "needle_lib.benches.news",
     "needle_lib.benches.judged",
     "needle_lib.benches.known_item",
-    "needle_lib.plugin.search.plan",
-    "needle_lib.plugin.search.fixtures",
-    "needle_lib.plugin.search.dispatch",
-    "needle_lib.plugin.search.fetch",
+    "needle_lib.plugin.search",
+    "needle_lib.benches.plan",
+    "needle_lib.benches.dispatch",
+    "needle_lib.benches.fetch",
+    "needle_lib.kernel.loop_thread",
     "plotly",
     "tldextract",
     "feedparser",
@@ -133,7 +134,7 @@ def test_a_recall_run_loads_no_search_module_and_no_test_only_plugin(tmp_path: P
     # pytest-asyncio imports asyncio, which the sync client path never needs.
     test_only = ("hypothesis", "_hypothesis_pytestplugin", "anyio.pytest_plugin", "respx")
     assert _loaded(modules, (*test_only, "pytest_asyncio", "asyncio")) == []
-    assert "needle_lib.plugin.recall.plan" in modules  # the probe saw a real recall run
+    assert "needle_lib.recall.plan" in modules  # the probe saw a real recall run
 
 
 def test_a_warm_reference_run_never_loads_the_tokenizer(tmp_path: Path) -> None:
