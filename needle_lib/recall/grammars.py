@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from needle_lib.recall.macros import blank_macro_lines
+
 if TYPE_CHECKING:  # the grammars load only when a file is parsed, never at collection
     from tree_sitter import Node
 
@@ -48,6 +50,12 @@ class Grammar:
     rules: Mapping[str, Rule]
     comments: frozenset[str]
     decorations: frozenset[str] = field(default_factory=frozenset)
+    #: rewrites the source before it is parsed, keeping every row and byte offset (so
+    #: definitions are still cut from the file's own lines): C and C++ macro lines
+    prepare: Callable[[bytes], bytes] | None = None
+    #: keep a definition despite unreadable text that pairs every brace
+    #: (``treesitter._braces_paired``): macro-heavy C and C++
+    tolerate_paired_errors: bool = False
 
 
 # --- shared helpers ---------------------------------------------------------------------
@@ -265,7 +273,12 @@ def _c_function(node: Node) -> Definition | None:
     start = node
     while start.parent is not None and start.parent.type == "template_declaration":
         start = start.parent  # `template <typename T>` lines are part of the signature
-    name = _declarator_name(node.child_by_field_name("declarator"))
+    declarator = node.child_by_field_name("declarator")
+    if declarator is None or any(
+        c.is_error and c.start_byte < declarator.start_byte for c in node.children
+    ):
+        return None  # `static MACRO void f() MACRO {`: the "declarator" is the last macro
+    name = _declarator_name(declarator)
     if name in _C_KEYWORDS:
         return None
     return braced(name, start, _function_body(node, ("compound_statement",)))
@@ -280,7 +293,12 @@ def _cpp_lambda(node: Node) -> Definition | None:
 
 
 C = Grammar(
-    "tree_sitter_c", "language", {"function_definition": _c_function}, frozenset({"comment"})
+    "tree_sitter_c",
+    "language",
+    {"function_definition": _c_function},
+    frozenset({"comment"}),
+    prepare=blank_macro_lines,
+    tolerate_paired_errors=True,
 )
 CPP = Grammar(
     "tree_sitter_cpp",
@@ -288,6 +306,8 @@ CPP = Grammar(
     {"function_definition": _c_function, "init_declarator": _cpp_lambda},
     frozenset({"comment"}),
     frozenset({"attribute_declaration"}),
+    prepare=blank_macro_lines,
+    tolerate_paired_errors=True,
 )
 
 
