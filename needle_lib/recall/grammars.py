@@ -274,14 +274,29 @@ def _c_function(node: Node) -> Definition | None:
     while start.parent is not None and start.parent.type == "template_declaration":
         start = start.parent  # `template <typename T>` lines are part of the signature
     declarator = node.child_by_field_name("declarator")
-    if declarator is None or any(
-        c.is_error and c.start_byte < declarator.start_byte for c in node.children
-    ):
-        return None  # `static MACRO void f() MACRO {`: the "declarator" is the last macro
+    if declarator is None or _guessed_declarator(node, declarator):
+        return None
     name = _declarator_name(declarator)
     if name in _C_KEYWORDS:
         return None
     return braced(name, start, _function_body(node, ("compound_statement",)))
+
+
+def _guessed_declarator(node: Node, declarator: Node) -> bool:
+    """Unreadable text before the declarator, which is no parameter list: in ``static
+    MACRO void f(int x) MACRO2 {`` the grammar takes ``MACRO2`` for the name. With a
+    parameter list (``static int __init f(void)``, ``Q_OUTOFLINE_TEMPLATE QList<T>
+    QList<T>::mid(…)``) the name before it is the real one and the unreadable text is the
+    real type."""
+    if not any(c.is_error and c.start_byte < declarator.start_byte for c in node.children):
+        return False
+    current: Node | None = declarator
+    while current is not None and current.type != "function_declarator":
+        inner = current.child_by_field_name("declarator")
+        if inner is None and current.type in _C_WRAPPERS:
+            inner = next(iter(current.named_children), None)
+        current = inner
+    return current is None
 
 
 def _cpp_lambda(node: Node) -> Definition | None:

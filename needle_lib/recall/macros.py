@@ -17,36 +17,53 @@ from __future__ import annotations
 
 import re
 
-#: ``JSON_TRY``, ``_NLOHMANN_X``, ``Q_DECL_EXPORT``: upper case, at least one underscore.
-_MACRO_LINE = re.compile(rb"^[ \t]*(_*[A-Z][A-Z0-9]*(?:_+[A-Z0-9]+)+)[ \t]*")
+_NAME = rb"_*[A-Z][A-Z0-9]*(?:_+[A-Z0-9]+)+"  # JSON_TRY, Q_DECL_EXPORT: upper case, an underscore
+#: ``JSON_TRY``, ``} QT_CATCH(...) {``, ``NLOHMANN_JSON_NAMESPACE_BEGIN // note``: the name
+#: may follow the brace closing a block and precede the one opening the next.
+_LEADING = re.compile(rb"^[ \t]*(?:\}[ \t]*)?(" + _NAME + rb")[ \t]*")
+#: ``bool f(int x) const BOOST_NOEXCEPT {``: one argument-less name after the parameters.
+_TRAILING = re.compile(
+    rb"\)[ \t]*(?:const[ \t]+)?(" + _NAME + rb")[ \t]*[{;]?[ \t]*(?://.*)?$"
+)
 
 
 def blank_macro_lines(source: bytes) -> bytes:
-    """``source`` with every stand-alone macro line (see the module docstring) blanked."""
+    """``source`` with the macros of the module docstring blanked."""
     lines = source.split(b"\n")
     changed = False
     for index, line in enumerate(lines):
-        end = _macro_end(line)
-        if end is not None:
-            lines[index] = b" " * end + line[end:]
-            changed = True
+        for begin, end in (_leading_macro(line), _trailing_macro(line)):
+            if begin < end:
+                line = line[:begin] + b" " * (end - begin) + line[end:]
+        changed |= line is not lines[index]
+        lines[index] = line
     return b"\n".join(lines) if changed else source
 
 
-def _macro_end(line: bytes) -> int | None:
-    """Where the macro (with its arguments) ends on ``line``, or None when the line is
-    anything else: a statement (``FOO(x);``), a call whose arguments go on, a label."""
-    match = _MACRO_LINE.match(line)
+def _leading_macro(line: bytes) -> tuple[int, int]:
+    """The span of a line's macro standing alone (arguments included), or an empty span
+    when the line is anything else: a statement (``FOO(x);``), a call whose arguments go
+    on, a label, a declaration whose type is an upper-case name."""
+    match = _LEADING.match(line)
     if match is None:
-        return None
-    end = match.end()
-    if line[end : end + 1] == b"(":
-        close = _closing_paren(line, end)
+        return (0, 0)
+    begin, end = match.span(1)
+    rest = line[match.end() :]
+    if rest.startswith(b"("):
+        close = _closing_paren(rest, 0)
         if close is None:
-            return None
-        end = close + 1
-    rest = line[end:].strip()
-    return end if not rest or rest.startswith(b"//") else None
+            return (0, 0)
+        rest = rest[close + 1 :]
+        end = match.end() + close + 1
+    rest = rest.strip()
+    if rest.startswith(b"{"):
+        rest = rest[1:].strip()
+    return (begin, end) if not rest or rest.startswith(b"//") else (0, 0)
+
+
+def _trailing_macro(line: bytes) -> tuple[int, int]:
+    match = _TRAILING.search(line)
+    return match.span(1) if match is not None else (0, 0)
 
 
 def _closing_paren(line: bytes, opening: int) -> int | None:
