@@ -283,15 +283,13 @@ def _c_function(node: Node) -> Definition | None:
 
 
 def _guessed_declarator(node: Node, declarator: Node) -> bool:
-    """Unreadable text before the declarator, which is no parameter list: in ``static
-    MACRO void f(int x) MACRO2 {`` the grammar takes ``MACRO2`` for the name. With a
-    parameter list (``static int __init f(void)``, ``Q_OUTOFLINE_TEMPLATE QList<T>
-    QList<T>::mid(…)``) the name before it is the real one and the unreadable text is the
-    real type."""
-    if not any(c.is_error and c.start_byte < declarator.start_byte for c in node.children):
-        return False
+    """A "declarator" that declares no parameter list: the grammar misread a macro, as in
+    ``struct Q_CORE_EXPORT QListData {`` (a struct) or ``static MACRO void f(int x) MACRO2
+    {``, where it takes ``MACRO2`` for the name. With a parameter list the name before it
+    is the real one, even when unreadable text precedes it (``static int __init f(void)``,
+    ``Q_OUTOFLINE_TEMPLATE QList<T> QList<T>::mid(…)``: the real type)."""
     current: Node | None = declarator
-    while current is not None and current.type != "function_declarator":
+    while current is not None and current.type not in ("function_declarator", "operator_cast"):
         inner = current.child_by_field_name("declarator")
         if inner is None and current.type in _C_WRAPPERS:
             inner = next(iter(current.named_children), None)

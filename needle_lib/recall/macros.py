@@ -27,12 +27,16 @@ _TRAILING = re.compile(
 )
 
 
+#: ``class Q_CORE_EXPORT QObject``: an export macro between the keyword and the name.
+_EXPORT = re.compile(rb"\b(?:class|struct|union)[ \t]+(" + _NAME + rb")[ \t]+[A-Za-z_]")
+
+
 def blank_macro_lines(source: bytes) -> bytes:
     """``source`` with the macros of the module docstring blanked."""
     lines = source.split(b"\n")
     changed = False
     for index, line in enumerate(lines):
-        for begin, end in (_leading_macro(line), _trailing_macro(line)):
+        for begin, end in (_leading_macro(line), _trailing_macro(line), _export_macro(line)):
             if begin < end:
                 line = line[:begin] + b" " * (end - begin) + line[end:]
         changed |= line is not lines[index]
@@ -63,6 +67,11 @@ def _leading_macro(line: bytes) -> tuple[int, int]:
 
 def _trailing_macro(line: bytes) -> tuple[int, int]:
     match = _TRAILING.search(line)
+    return match.span(1) if match is not None else (0, 0)
+
+
+def _export_macro(line: bytes) -> tuple[int, int]:
+    match = _EXPORT.search(line)
     return match.span(1) if match is not None else (0, 0)
 
 
