@@ -22,6 +22,13 @@ from needle_lib.recall.corpus import (
 )
 from needle_lib.recall.extract import BLANK, CODE, COMMENT, DOCSTRING, ExtractionError
 from needle_lib.recall.targets import find_targets
+from needle_lib.testing.ctags import (
+    CTAGS_KINDS,
+    CtagsFunction,
+    CtagsMissingError,
+    ctags_functions,
+    plain_name,
+)
 
 REAL = ["jquery", "http_server"]
 FIXTURE_FILE = {"jquery": "jquery.js", "http_server": "http_server.py"}
@@ -69,47 +76,16 @@ def test_every_body_and_signature_is_verbatim(name: str) -> None:
         assert function.signature.strip(), function.name
 
 
-#: ctags kinds that are function definitions, for the languages it reads well (its
-#: TypeScript parser misses most class methods, so TypeScript is counted against the
-#: TypeScript compiler below).
-CTAGS_KINDS = {
-    "go": {"func"},
-    "rust": {"function", "method"},
-    "java": {"method"},
-    "ruby": {"method", "singletonMethod"},
-    "cpp": {"function"},
-}
-
-
-def _ctags_names(path: Path, kinds: set[str]) -> Counter[str]:
-    """Function names universal-ctags finds in ``path`` with a body over several lines."""
-    version = subprocess.run(["ctags", "--version"], capture_output=True, text=True).stdout
-    if "Universal Ctags" not in version:
-        pytest.skip("universal-ctags is not installed (apt-get install -y universal-ctags)")
-    out = subprocess.run(
-        ["ctags", "--fields=+neK", "-x", "--_xformat=%K\t%N\t%n\t%e", "-o", "-", str(path)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    names: Counter[str] = Counter()
-    for row in out.splitlines():
-        kind, name, line, end = row.split("\t")
-        multi_line = not end or int(end) > int(line)  # ctags gives Rust no end line
-        if kind in kinds and multi_line and not name.startswith("__anon"):
-            names[_plain_name(name)] += 1
-    return names
-
-
-def _plain_name(name: str) -> str:
-    """``Widget::operator []`` and ``operator[]`` alike: the last component, no spaces."""
-    last = name.split("::")[-1]
-    return "".join(last.split()) if "operator" in last else last
-
-
 CTAGS_CORPORA = [
     n for n in configured_corpus_names() if load_corpus(resolve_corpus(n)).language in CTAGS_KINDS
 ]
+
+
+def _ctags(path: Path, language: str) -> list[CtagsFunction]:
+    try:
+        return ctags_functions(path, language)
+    except CtagsMissingError as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.mark.parametrize("name", CTAGS_CORPORA)
@@ -117,19 +93,17 @@ def test_definition_counts_agree_with_ctags(name: str) -> None:
     """An independent parser finds the same multi-line functions; the only ones it may miss
     are those nested in another function's body (Go closures, Rust inner fns), which ctags
     does not report."""
-    if shutil.which("ctags") is None:
-        pytest.skip("universal-ctags is not installed (apt-get install -y universal-ctags)")
     loaded = real_corpus(name)
     (file,) = loaded.corpus.files
+    theirs = Counter(f.name for f in _ctags(REPO_ROOT / file.path, file.language))
     functions = [f for f in loaded.parsed.functions if f.body_end >= f.signature_line]
-    ours = Counter(_plain_name(f.name) for f in functions)
-    theirs = _ctags_names(REPO_ROOT / file.path, CTAGS_KINDS[file.language])
+    ours = Counter(plain_name(f.name) for f in functions)
     assert not theirs - ours, "ctags finds functions the extractor misses"
     for extra in (ours - theirs).elements():
         assert any(
             outer.body_start <= inner.signature_line <= outer.body_end
             for inner in functions
-            if _plain_name(inner.name) == extra
+            if plain_name(inner.name) == extra
             for outer in functions
             if outer is not inner
         ), f"{extra}: found only by the extractor and not nested in another function"
