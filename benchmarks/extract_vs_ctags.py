@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from needle_lib.recall.languages import language_of  # noqa: E402
-from needle_lib.testing.ctags import Agreement, compare, plain_name  # noqa: E402
+from needle_lib.testing.ctags import Agreement, compare, same_place  # noqa: E402
 
 
 def main() -> int:
@@ -44,8 +44,9 @@ def main() -> int:
         path, language = _file_and_language(spec)
         agreement = compare(path, language, args.min_body)
         print(_summary(agreement))
-        if args.verbose:
-            print(_details(agreement))
+        details = _details(agreement) if args.verbose else ""
+        if details:
+            print(details)
         wrong += len(agreement.wrong)
     print(f"wrong bodies in all files: {wrong}")
     return 1 if wrong else 0
@@ -76,18 +77,10 @@ def _summary(a: Agreement) -> str:
 
 
 def _rust_summary(a: Agreement) -> str:
-    from needle_lib.testing.ctags import ctags_functions
-
-    theirs = ctags_functions(a.path, a.language)
-    placed = [
-        t
-        for t in theirs
-        if any(plain_name(f.name) == t.name and f.signature_line <= t.line < f.body_start
-               for f in a.extracted)
-    ]
+    placed = [t for t in a.theirs if any(same_place(f, t) for f in a.extracted)]
     long = [f for f in a.extracted if f.body_length >= a.min_body]
     return (
-        f"{a.path.name} (rust; ctags gives no end line): ctags {len(theirs)} multi-line "
+        f"{a.path.name} (rust; ctags gives no end line): ctags {len(a.theirs)} multi-line "
         f"functions, {len(placed)} found at the same place; {len(long)} extracted with "
         f">= {a.min_body} body lines"
     )
@@ -100,13 +93,11 @@ def _details(a: Agreement) -> str:
         f"  WRONG: {f.name} body {f.body_start}-{f.body_end}, ctags closes on {t.end}"
         for f, t in a.wrong
     ]
-    named = {(t.name, t.line) for t in a.reference}
-    for f in a.extracted:
-        if f.body_length >= a.min_body and not any(
-            plain_name(f.name) == name and f.signature_line <= line < f.body_start
-            for name, line in named
-        ):
-            lines.append(f"  extractor only: {f.name} body {f.body_start}-{f.body_end}")
+    lines += [
+        f"  extractor only: {f.name} body {f.body_start}-{f.body_end}"
+        for f in a.extracted
+        if f.body_length >= a.min_body and not any(same_place(f, t) for t in a.theirs)
+    ]
     return "\n".join(lines)
 
 

@@ -253,11 +253,10 @@ def _declarator_name(node: Node | None) -> str | None:
         if node.type == "operator_cast":  # `operator bool() const`: the name is the type
             return "operator " + " ".join(text(node.child_by_field_name("type")).split())
         if node.type in _C_NAMES:
-            return (
-                "".join(text(node).split())
-                if "operator" in node.type
-                else " ".join(text(node).split())
-            )
+            if "operator" in node.type:
+                return "".join(text(node).split())
+            # `Foo<T>::\n    bar` (the name on a line of its own) is `Foo<T>::bar`
+            return "::".join(" ".join(part.split()) for part in text(node).split("::"))
         inner = node.child_by_field_name("declarator")
         if inner is None and node.type in _C_WRAPPERS:
             inner = next(iter(node.named_children), None)

@@ -21,9 +21,10 @@ _NAME = rb"_*[A-Z][A-Z0-9]*(?:_+[A-Z0-9]+)+"  # JSON_TRY, Q_DECL_EXPORT: upper c
 #: ``JSON_TRY``, ``} QT_CATCH(...) {``, ``NLOHMANN_JSON_NAMESPACE_BEGIN // note``: the name
 #: may follow the brace closing a block and precede the one opening the next.
 _LEADING = re.compile(rb"^[ \t]*(?:\}[ \t]*)?(" + _NAME + rb")[ \t]*")
-#: ``bool f(int x) const BOOST_NOEXCEPT {``: one argument-less name after the parameters.
+#: ``bool f(int x) const BOOST_NOEXCEPT {``, ``V f(V x) BOOST_MATH_NOEXCEPT(V)``: one name
+#: after the parameters, with arguments that hold no parentheses.
 _TRAILING = re.compile(
-    rb"\)[ \t]*(?:const[ \t]+)?(" + _NAME + rb")[ \t]*[{;]?[ \t]*(?://.*)?$"
+    rb"\)[ \t]*(?:const[ \t]+)?(" + _NAME + rb"(?:[ \t]*\([^()]*\))?)[ \t]*[{;]?[ \t]*(?://.*)?$"
 )
 
 
@@ -34,8 +35,14 @@ _EXPORT = re.compile(rb"\b(?:class|struct|union)[ \t]+(" + _NAME + rb")[ \t]+[A-
 def blank_macro_lines(source: bytes) -> bytes:
     """``source`` with the macros of the module docstring blanked."""
     lines = source.split(b"\n")
-    changed = False
+    changed = directive = False
     for index, line in enumerate(lines):
+        # a preprocessor line and its continuations are the preprocessor's, not the grammar's
+        directive = directive or line.lstrip().startswith(b"#")
+        continued = line.rstrip().endswith(b"\\")
+        if directive:
+            directive = continued
+            continue
         for begin, end in (_leading_macro(line), _trailing_macro(line), _export_macro(line)):
             if begin < end:
                 line = line[:begin] + b" " * (end - begin) + line[end:]

@@ -67,9 +67,7 @@ def ctags_functions(path: Path, language: str) -> list[CtagsFunction]:
     command = ["ctags", "--fields=+neK", "-x", "--_xformat=%K\t%N\t%n\t%e", "-o", "-"]
     if language in _CTAGS_LANGUAGE:
         command.append(f"--language-force={_CTAGS_LANGUAGE[language]}")
-    out = subprocess.run(
-        [*command, str(path)], capture_output=True, text=True, check=True
-    ).stdout
+    out = subprocess.run([*command, str(path)], capture_output=True, text=True, check=True).stdout
     functions: list[CtagsFunction] = []
     for row in out.splitlines():
         kind, name, line, end = row.split("\t")
@@ -92,7 +90,8 @@ class Agreement:
     path: Path
     language: str
     min_body: int
-    reference: tuple[CtagsFunction, ...]  # ctags' functions spanning >= min_body lines
+    theirs: tuple[CtagsFunction, ...]  # every multi-line function ctags finds
+    reference: tuple[CtagsFunction, ...]  # of those, the ones spanning >= min_body lines
     missed: tuple[CtagsFunction, ...]  # of those, no extracted function has the name
     misplaced: tuple[CtagsFunction, ...]  # named, but none at that line ending there
     wrong: tuple[tuple[FunctionDef, CtagsFunction], ...]  # same place, another end
@@ -120,7 +119,7 @@ def compare(path: Path, language: str, min_body: int = 20) -> Agreement:
     wrong: list[tuple[FunctionDef, CtagsFunction]] = []
     misplaced: list[CtagsFunction] = []
     for function in theirs:
-        at_place = [f for f in extracted if _at(f, function)]
+        at_place = [f for f in extracted if same_place(f, function)]
         if function.end is not None:
             wrong.extend((f, function) for f in at_place if f.body_end + 1 != function.end)
         if function in reference and function.name in names and not at_place:
@@ -129,6 +128,7 @@ def compare(path: Path, language: str, min_body: int = 20) -> Agreement:
         path=path,
         language=language,
         min_body=min_body,
+        theirs=tuple(theirs),
         reference=reference,
         missed=tuple(f for f in reference if f.name not in names),
         misplaced=tuple(misplaced),
@@ -137,7 +137,8 @@ def compare(path: Path, language: str, min_body: int = 20) -> Agreement:
     )
 
 
-def _at(ours: FunctionDef, theirs: CtagsFunction) -> bool:
+def same_place(ours: FunctionDef, theirs: CtagsFunction) -> bool:
+    """The same name, and ctags' line (the name's) inside the extracted signature."""
     return plain_name(ours.name) == theirs.name and (
         ours.signature_line <= theirs.line < ours.body_start
     )
