@@ -17,7 +17,8 @@ The files come from Debian packages (see docs/languages.md, "Checked against cta
     for deb in *.deb; do dpkg -x "$deb" root; done
 
 Run: ``uv run python benchmarks/extract_vs_ctags.py [-v] [--min-body N] FILE[:LANGUAGE]…``
-(``:cpp`` reads a ``.h`` header as C++, as ctags is told to).
+(a ``.h`` file is C or C++ as ``needle`` decides from its text; ``:c`` or ``:cpp`` says
+which, and ctags is told the same).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def _file_and_language(spec: str) -> tuple[Path, str]:
     name, _, language = spec.rpartition(":") if ":" in spec else (spec, "", "")
     path = Path(name)
     if not language:
-        found = language_of(path)
+        found = language_of(path, path.read_bytes().decode("utf-8"))
         if found is None:
             raise SystemExit(f"{path}: unsupported extension; say FILE:LANGUAGE")
         language = found.name

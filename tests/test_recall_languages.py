@@ -314,6 +314,31 @@ def parsed_payload(name: str):
     return corpus, parse_corpus(corpus)
 
 
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("int add(int a, int b);\nstruct point { int x; };\n", "c"),
+        ("/* a class of errors */\nextern int errno_of(void);\n", "c"),
+        ("namespace forms {\nint add(int a, int b);\n}\n", "cpp"),
+        ("template <typename T>\nT twice(T v);\n", "cpp"),
+        ("class Q_CORE_EXPORT QObject\n{\n", "cpp"),
+        ("struct Widget {\npublic:\n    int size() const;\n};\n", "cpp"),
+    ],
+)
+def test_a_header_is_c_unless_its_text_is_cpp(text: str, language: str) -> None:
+    assert language_of("include/x.h", text).name == language  # type: ignore[union-attr]
+    assert language_of("include/x.h").name == "c"  # type: ignore[union-attr]
+    assert language_of("src/x.c", text).name == "c"  # type: ignore[union-attr]
+
+
+def test_a_cpp_header_is_read_with_the_cpp_grammar() -> None:
+    text = "class Widget {\npublic:\n    int size() const {\n        return size_;\n    }\n};\n"
+    corpus = build_corpus("widget", [("include/widget.h", text)])
+    (size,) = parse_corpus(corpus).functions
+    assert (corpus.files[0].language, size.name, size.language) == ("cpp", "size", "cpp")
+    assert body(corpus, size) == ["        return size_;"]
+
+
 def test_every_tree_sitter_language_has_a_payload() -> None:
     covered = {language_of(name).name for name in FORMS}  # type: ignore[union-attr]
     expected = {lang.name for lang in LANGUAGE_LIST if lang.parser == "tree-sitter"}

@@ -111,7 +111,7 @@ def compare(path: Path, language: str, min_body: int = 20) -> Agreement:
     an extracted function at the place ctags names (ctags' line inside its signature) that
     closes on another line than ctags says: a body that is not that definition's lines."""
     text = path.read_bytes().decode("utf-8")
-    parsed = parse_corpus(build_corpus(path.name, [(_shown_name(path, language), text)]))
+    parsed = parse_corpus(build_corpus(path.name, [(_shown_name(path, text, language), text)]))
     extracted = tuple(f for f in parsed.functions if f.body_end >= f.signature_line)
     theirs = ctags_functions(path, language)
     names = {plain_name(f.name) for f in extracted}
@@ -144,9 +144,9 @@ def same_place(ours: FunctionDef, theirs: CtagsFunction) -> bool:
     )
 
 
-def _shown_name(path: Path, language: str) -> str:
-    """A name whose extension selects ``language`` (a Qt ``.h`` header read as C++)."""
-    current = language_of(path.name)
+def _shown_name(path: Path, text: str, language: str) -> str:
+    """A name that selects ``language`` (a C header read as C++, say)."""
+    current = language_of(path.name, text)
     if current is not None and current.name == language:
         return path.name
     return path.name + LANGUAGES[language].extensions[0]
