@@ -1,16 +1,26 @@
-"""Blank the C and C++ macro lines a grammar cannot read, before the file is parsed.
+"""Blank the C and C++ macro names a grammar cannot read, before the file is parsed.
 
-Real C and C++ put attribute, export and namespace macros on lines of their own before
-definitions (``JSON_HEDLEY_WARN_UNUSED_RESULT``, ``NLOHMANN_JSON_NAMESPACE_BEGIN``,
-``Q_OBJECT``, ``BOOST_FORCEINLINE``), and wrap ``try``/``catch`` in macros
-(``JSON_TRY`` … ``JSON_CATCH (...)``). Without a preprocessor tree-sitter reads such a line
-as a type, or as a function call glued to the next declaration, and the definitions after
-it come out as errors or not at all. So a line holding nothing but one macro-style name
-(upper case with an underscore: what C programmers name macros) and, optionally, its
-parenthesised arguments and a trailing ``//`` comment is replaced by spaces of the same
-length. Rows and byte offsets are unchanged, so every definition's lines are still the
-file's own lines; only the tree is read from the blanked copy. A macro line is never part
-of a signature, as with attributes and decorators.
+Real C and C++ put attribute, export and namespace macros around definitions
+(``JSON_HEDLEY_WARN_UNUSED_RESULT`` on the line before, ``NLOHMANN_JSON_NAMESPACE_BEGIN``,
+``class Q_CORE_EXPORT QObject``, ``f(int x) const BOOST_NOEXCEPT``) and wrap ``try`` and
+``catch`` in macros (``JSON_TRY`` … ``} QT_CATCH(...) {``). Without a preprocessor
+tree-sitter reads such a name as a type, a call glued to the next declaration or the
+declared name, and the definitions around it come out as errors, misnamed, or not at all.
+
+So a macro-style name (upper case with an underscore: what C programmers name macros) is
+replaced by spaces of the same length where it stands:
+
+- alone on its line, with its arguments, a trailing ``//`` comment, a ``}`` before it or a
+  ``{`` after it;
+- right after a parameter list (``const`` aside), with arguments holding no parentheses;
+- between ``class``, ``struct`` or ``union`` and the name.
+
+Rows and byte offsets are unchanged, so every definition's lines are still the file's own
+lines; only the tree is read from the blanked copy, and a blanked line is never part of a
+signature, as with attributes. Preprocessor lines (and their continuations) are left alone,
+and so is a name inside a declaration (``static BOOST_FORCEINLINE void f()``): the grammar
+reads it as the type and the real type as unreadable text, which ``grammars._c_function``
+allows before a parameter list.
 """
 
 from __future__ import annotations
@@ -33,20 +43,19 @@ _EXPORT = re.compile(rb"\b(?:class|struct|union)[ \t]+(" + _NAME + rb")[ \t]+[A-
 
 
 def blank_macro_lines(source: bytes) -> bytes:
-    """``source`` with the macros of the module docstring blanked."""
+    """``source`` with the macro names of the module docstring turned into spaces."""
     lines = source.split(b"\n")
     changed = directive = False
     for index, line in enumerate(lines):
         # a preprocessor line and its continuations are the preprocessor's, not the grammar's
         directive = directive or line.lstrip().startswith(b"#")
-        continued = line.rstrip().endswith(b"\\")
         if directive:
-            directive = continued
+            directive = line.rstrip().endswith(b"\\")
             continue
         for begin, end in (_leading_macro(line), _trailing_macro(line), _export_macro(line)):
             if begin < end:
                 line = line[:begin] + b" " * (end - begin) + line[end:]
-        changed |= line is not lines[index]
+                changed = True
         lines[index] = line
     return b"\n".join(lines) if changed else source
 
