@@ -119,9 +119,9 @@ def test_definition_counts_agree_with_ctags(name: str) -> None:
         ), f"{extra}: found only by the extractor and not nested in another function"
 
 
-#: Macro-heavy real files (issue 37), from Debian packages: installed, or unpacked by
-#: `.ci/run` into `.debian/` (`apt-get download PACKAGE && dpkg -x PACKAGE.deb .debian`).
-#: (package, path glob under the root, language: Qt's `.h` headers are C++)
+#: Macro-heavy real files (issue 37), from Debian packages: installed, or taken out of them
+#: by `.ci/run` into `.debian/` (its `debian_files` lists the same paths).
+#: (package, path glob under the root, language: ctags is told it too)
 MACRO_HEAVY = [
     ("nlohmann-json3-dev", "usr/include/nlohmann/json.hpp", "cpp"),
     ("libboost1.74-dev", "usr/include/boost/coroutine/asymmetric_coroutine.hpp", "cpp"),
