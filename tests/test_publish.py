@@ -28,6 +28,7 @@ from needle_lib.cli import main
 from needle_lib.continuous.ci import confidence_intervals
 from needle_lib.continuous.runs import ReportError, load_run, parse_ts, query_hash
 from needle_lib.continuous.store import Site, publish
+from needle_lib.contract.history import ScoresRow
 from needle_lib.metrics.bootstrap import cluster_bootstrap_means
 from needle_lib.metrics.overlap import family_uniqueness, pair_sharing
 from needle_lib.paths import REPO_ROOT
@@ -138,10 +139,10 @@ def test_published_uniqueness_uses_families(tmp_path):
              judged_case("q", "query", "brave", [0], urls=["https://p/2"])]
     path = write_report(tmp_path, header("news", "judged", ["exa", "exa-instant", "brave"], 1,
                                          START), cases, START)
-    by_engine = {r["engine"]: r for r in load_run(path).uniqueness}
-    assert (by_engine["exa"]["unique_urls"], by_engine["exa"]["relevant_unique_urls"]) == (1, 1)
-    assert by_engine["exa-instant"]["family"] == "exa"
-    assert by_engine["brave"]["unique_urls"] == 0
+    by_engine = {r.engine: r for r in load_run(path).uniqueness}
+    assert (by_engine["exa"].unique_urls, by_engine["exa"].relevant_unique_urls) == (1, 1)
+    assert by_engine["exa-instant"].family == "exa"
+    assert by_engine["brave"].unique_urls == 0
 
 
 def test_cluster_bootstrap_on_known_data():
@@ -165,9 +166,9 @@ def test_clusters_weigh_by_their_cells():
     assert interval.estimate == 0.75 and interval.low == 0.0 and interval.high == 1.0
 
 
-def score_row(run: str, day: int, qids: list[str], values: list[float | None]) -> dict:
-    return {"run_id": run, "ts": f"2026-07-0{day}T00:17:00Z", "bench": "finance",
-            "kind": "known_item", "qids": qids, "metrics": {"recall": {"e": values}}}
+def score_row(run: str, day: int, qids: list[str], values: list[float | None]) -> ScoresRow:
+    return ScoresRow(run_id=run, ts=f"2026-07-0{day}T00:17:00Z", bench="finance",
+                     kind="known_item", qids=qids, metrics={"recall": {"e": values}})
 
 
 def test_ci_takes_the_wider_of_query_and_run_clustering():
@@ -219,7 +220,7 @@ def test_a_journal_of_a_run_in_flight_is_published_as_incomplete(tmp_path):
     journal.append(known_case("f0", "company 0 ceo", "exa", 1))
     journal.close(remove=False)
     run = load_run(journal_path(report))
-    assert run.complete is False and run.history[0]["complete"] is False
+    assert run.complete is False and run.history[0].complete is False
 
 
 def test_started_at_falls_back_to_the_file_stamp(tmp_path):

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from needle_lib.continuous.runs import iso, parse_ts
+from needle_lib.contract.history import RunRow, ScoresRow
 from needle_lib.metrics.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -30,14 +31,14 @@ METHOD = ("percentile cluster bootstrap of the mean over (run, query) cells; clu
           "query and by run, the wider interval of the two")
 
 
-def window_end(rows: Iterable[dict[str, Any]]) -> datetime | None:
+def window_end(rows: Iterable[RunRow]) -> datetime | None:
     """The newest run's start: windows end at the data, not the clock, so a rebuilt
     dashboard of the same history shows the same figures."""
-    return max((parse_ts(r["ts"]) for r in rows), default=None)
+    return max((parse_ts(r.ts) for r in rows), default=None)
 
 
-def in_window(row: dict[str, Any], end: datetime) -> bool:
-    return parse_ts(row["ts"]) > end - WINDOW
+def in_window(row: RunRow, end: datetime) -> bool:
+    return parse_ts(row.ts) > end - WINDOW
 
 
 def _pair(interval: Interval | None) -> list[float] | None:
@@ -65,21 +66,21 @@ def _entry(cells: list[tuple[str, str, float]], by_query: Interval | None,
     }
 
 
-def confidence_intervals(scores: list[dict[str, Any]], *, end: datetime | None,
+def confidence_intervals(scores: list[ScoresRow], *, end: datetime | None,
                          resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                          confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
     """``ci.json``: per bench, metric and engine, the window's point and interval."""
     runs: dict[str, list[str]] = {}
     cells: dict[str, dict[str, dict[str, list[tuple[str, str, float]]]]] = {}
-    for row in sorted(scores, key=lambda r: r["ts"]):
+    for row in sorted(scores, key=lambda r: r.ts):
         if end is None or not in_window(row, end):
             continue
-        runs.setdefault(row["bench"], []).append(row["run_id"])
-        for metric, engines in row["metrics"].items():
-            for engine, values in engines.items():
-                target = cells.setdefault(row["bench"], {}).setdefault(metric, {})
+        runs.setdefault(row.bench, []).append(row.run_id)
+        for metric, by_engine in row.metrics.items():
+            for engine, values in by_engine.items():
+                target = cells.setdefault(row.bench, {}).setdefault(metric, {})
                 target.setdefault(engine, []).extend(
-                    (row["run_id"], qid, v) for qid, v in zip(row["qids"], values, strict=True)
+                    (row.run_id, qid, v) for qid, v in zip(row.qids, values, strict=True)
                     if v is not None)
     benches: dict[str, Any] = {}
     for bench, metrics in cells.items():
