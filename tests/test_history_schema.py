@@ -123,3 +123,21 @@ def test_a_damaged_run_entry_names_its_file(tmp_path):
     with pytest.raises(ReportError, match=r"finance\.json: not a run-report file: Expected "
                                           r"`bool`, got `str` - at `\$\.complete`"):
         Site.load(history)
+
+
+def test_intervals_read_back_as_written_and_a_damaged_file_is_named(tmp_path):
+    history = old_history(tmp_path)
+    site = Site.load(history)
+    site.refresh()  # the intervals of the scores row's window
+    site.write(history)
+    again = Site.load(history)
+    assert again.ci == site.ci and again.ci is not None
+    cell = again.ci.get("finance", "recall", "exa")
+    assert cell is not None and cell.point == pytest.approx(1 / 2)  # 0.0 and 1.0 scored
+    assert cell.lo is None and cell.note.startswith("not enough runs (1 in the window")
+    ci = json.loads((history / "ci.json").read_text())
+    ci["benches"]["finance"]["recall"]["exa"]["n_runs"] = "one"
+    (history / "ci.json").write_text(json.dumps(ci))
+    with pytest.raises(ReportError, match=r"ci\.json: Expected `int`, got `str` - at "
+                                          r"`\$\.benches\[\.\.\.\]\[\.\.\.\]\[\.\.\.\]\.n_runs`"):
+        Site.load(history)

@@ -177,15 +177,16 @@ def test_ci_takes_the_wider_of_query_and_run_clustering():
               score_row("r2", 2, ["a", "b", "c", "d"], [0, 0, 0, 0]),
               score_row("r3", 3, ["a", "b", "c", "d"], [1, 0, 1, None])]
     entry = confidence_intervals(scores, end=parse_ts("2026-07-03T00:17:00Z"),
-                                 resamples=400)["benches"]["finance"]["recall"]["e"]
-    assert entry["point"] == pytest.approx(6 / 11)
-    assert (entry["n_runs"], entry["n_queries"], entry["n_cells"]) == (3, 4, 11)
-    assert entry["lo"] == min(entry["by_query"][0], entry["by_run"][0])
-    assert entry["hi"] == max(entry["by_query"][1], entry["by_run"][1])
-    by_run = entry["by_run"][1] - entry["by_run"][0]
-    by_query = entry["by_query"][1] - entry["by_query"][0]
+                                 resamples=400).get("finance", "recall", "e")
+    assert entry is not None and entry.by_query is not None and entry.by_run is not None
+    assert entry.point == pytest.approx(6 / 11)
+    assert (entry.n_runs, entry.n_queries, entry.n_cells) == (3, 4, 11)
+    assert entry.lo == min(entry.by_query[0], entry.by_run[0])
+    assert entry.hi == max(entry.by_query[1], entry.by_run[1])
+    by_run = entry.by_run[1] - entry.by_run[0]
+    by_query = entry.by_query[1] - entry.by_query[0]
     assert by_run > by_query  # the run clustering is the honest (wider) one here
-    assert (entry["lo"], entry["hi"]) == tuple(entry["by_run"]) and entry["note"] is None
+    assert (entry.lo, entry.hi) == tuple(entry.by_run) and entry.note is None
 
 
 def test_one_run_says_not_enough_runs(tmp_path):

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
 
 from needle_lib.continuous.runs import iso, parse_ts
-from needle_lib.contract.history import RunRow, ScoresRow
+from needle_lib.contract.history import Interval as WindowInterval
+from needle_lib.contract.history import Intervals, RunRow, ScoresRow
 from needle_lib.metrics.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -46,7 +46,7 @@ def _pair(interval: Interval | None) -> list[float] | None:
 
 
 def _entry(cells: list[tuple[str, str, float]], by_query: Interval | None,
-           by_run: Interval | None) -> dict[str, Any]:
+           by_run: Interval | None) -> WindowInterval:
     queries = {q for _, q, _ in cells}
     runs = {r for r, _, _ in cells}
     note = []
@@ -57,18 +57,18 @@ def _entry(cells: list[tuple[str, str, float]], by_query: Interval | None,
     low = high = None
     if by_query is not None and by_run is not None and not note:
         low, high = min(by_query.low, by_run.low), max(by_query.high, by_run.high)
-    return {
-        "point": sum(v for _, _, v in cells) / len(cells),
-        "lo": low, "hi": high,
-        "by_query": _pair(by_query), "by_run": _pair(by_run),
-        "n_cells": len(cells), "n_queries": len(queries), "n_runs": len(runs),
-        "note": "; ".join(note) or None,
-    }
+    return WindowInterval(
+        point=sum(v for _, _, v in cells) / len(cells),
+        lo=low, hi=high,
+        by_query=_pair(by_query), by_run=_pair(by_run),
+        n_cells=len(cells), n_queries=len(queries), n_runs=len(runs),
+        note="; ".join(note) or None,
+    )
 
 
 def confidence_intervals(scores: list[ScoresRow], *, end: datetime | None,
                          resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                         confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
+                         confidence: float = DEFAULT_CONFIDENCE) -> Intervals:
     """``ci.json``: per bench, metric and engine, the window's point and interval."""
     runs: dict[str, list[str]] = {}
     cells: dict[str, dict[str, dict[str, list[tuple[str, str, float]]]]] = {}
@@ -82,7 +82,7 @@ def confidence_intervals(scores: list[ScoresRow], *, end: datetime | None,
                 target.setdefault(engine, []).extend(
                     (row.run_id, qid, v) for qid, v in zip(row.qids, values, strict=True)
                     if v is not None)
-    benches: dict[str, Any] = {}
+    benches: dict[str, dict[str, dict[str, WindowInterval]]] = {}
     for bench, metrics in cells.items():
         for metric, engines in metrics.items():
             scored = {e: c for e, c in engines.items() if c}
@@ -94,10 +94,9 @@ def confidence_intervals(scores: list[ScoresRow], *, end: datetime | None,
                 resamples=resamples, seed=seed, confidence=confidence)
             benches.setdefault(bench, {})[metric] = {
                 e: _entry(c, by_query[e], by_run[e]) for e, c in scored.items()}
-    return {
-        "confidence": confidence, "resamples": resamples, "seed": seed,
-        "window_days": WINDOW_DAYS,
-        "window_start": iso(end - WINDOW) if end else None,
-        "window_end": iso(end) if end else None,
-        "method": METHOD, "runs": runs, "benches": benches,
-    }
+    return Intervals(
+        confidence=confidence, resamples=resamples, seed=seed, window_days=WINDOW_DAYS,
+        window_start=iso(end - WINDOW) if end else None,
+        window_end=iso(end) if end else None,
+        method=METHOD, runs=runs, benches=benches,
+    )

@@ -48,6 +48,7 @@ from needle_lib.continuous.parts import PartInfo, update_parts
 from needle_lib.continuous.runs import PublishedRun, ReportError, parse_ts
 from needle_lib.contract.history import (
     HistoryRow,
+    Intervals,
     OverlapRow,
     RunEntry,
     RunProgress,
@@ -56,7 +57,7 @@ from needle_lib.contract.history import (
     UniquenessRow,
     encode_row,
 )
-from needle_lib.jsonio import read_json, write_json_atomic, write_text_atomic
+from needle_lib.jsonio import write_json_atomic, write_text_atomic
 from needle_lib.names import inside, safe_file_name
 from needle_lib.search.families import FAMILIES
 
@@ -89,7 +90,8 @@ class Site:
     uniqueness: list[UniquenessRow] = field(default_factory=list)
     scores: list[ScoresRow] = field(default_factory=list)
     latest: dict[str, RunEntry] = field(default_factory=dict)
-    ci: dict[str, Any] = field(default_factory=dict)
+    #: None until intervals are computed (``refresh``) or read (a history with ``ci.json``).
+    ci: Intervals | None = None
     #: Kept run reports by (bench, run_id), each like a ``latest`` entry.
     reports: dict[tuple[str, str], RunEntry] = field(default_factory=dict)
     daily: list[dict[str, Any]] = field(default_factory=list)
@@ -122,8 +124,8 @@ class Site:
         ci_path = directory / "ci.json"
         if ci_path.exists():
             try:
-                site.ci = read_json(ci_path)
-            except (OSError, ValueError) as exc:
+                site.ci = msgspec.json.decode(ci_path.read_bytes(), type=Intervals)
+            except (OSError, msgspec.DecodeError) as exc:
                 raise ReportError(f"{ci_path}: {exc}") from None
         return site
 
@@ -211,7 +213,8 @@ class Site:
             rows = getattr(self, name)
             write_text_atomic(directory / f"{name}.jsonl",
                               "".join(encode_row(r) + "\n" for r in rows))
-        write_json_atomic(directory / "ci.json", self.ci, indent=1)
+        if self.ci is not None:
+            write_json_atomic(directory / "ci.json", msgspec.to_builtins(self.ci), indent=1)
         write_json_atomic(directory / "families.json", FAMILIES, indent=1)
         write_text_atomic(directory / DAILY_FILE, to_jsonl(self.daily))
         for bench, latest in self.latest.items():

@@ -179,6 +179,38 @@ class RunEntry(Struct, kw_only=True, omit_defaults=True):
                         _doc("Set while parts of a sharded run are missing.")] = None
 
 
+class Interval(Struct, kw_only=True):
+    """One (bench, metric, engine) cell of ``ci.json``: the window's point and interval."""
+
+    point: Annotated[float, _doc("Mean over the window's scored (run, query) cells.")]
+    lo: Annotated[float | None, _doc("The wider of the two intervals; null with a note.")]
+    hi: float | None
+    by_query: Annotated[list[float] | None, _doc("[low, high], queries as clusters.")]
+    by_run: Annotated[list[float] | None, _doc("[low, high], runs as clusters.")]
+    n_cells: int
+    n_queries: int
+    n_runs: int
+    note: Annotated[str | None, _doc("Why there is no interval (one run, one query).")]
+
+
+class Intervals(Struct, kw_only=True):
+    """``ci.json``: confidence intervals over the last seven days (``continuous.ci``)."""
+
+    confidence: float
+    resamples: int
+    seed: int
+    window_days: int
+    window_start: str | None
+    window_end: str | None
+    method: str
+    runs: Annotated[dict[str, list[str]], _doc("bench → the window's runs, oldest first.")]
+    benches: Annotated[dict[str, dict[str, dict[str, Interval]]],
+                       _doc("bench → metric → engine → its interval.")]
+
+    def get(self, bench: str, metric: str, engine: str) -> Interval | None:
+        return self.benches.get(bench, {}).get(metric, {}).get(engine)
+
+
 def encode_row(row: RunRow) -> str:
     """A row as its file's line (without the newline): keys sorted, json's separators, as
     every history file has been written."""

@@ -100,10 +100,10 @@ def _mean(values: list[float | None]) -> float | None:
 
 
 def _interval(site: Site, bench: str, metric: str, engine: str) -> Interval95:
-    entry = site.ci.get("benches", {}).get(bench, {}).get(metric, {}).get(engine)
+    entry = site.ci.get(bench, metric, engine) if site.ci else None
     if entry is None:
         return Interval95(None, None, "no scored queries in the window")
-    return Interval95(entry["lo"], entry["hi"], entry["note"])
+    return Interval95(entry.lo, entry.hi, entry.note)
 
 
 def _standing(site: Site, view: BenchView, engine: str) -> EngineStanding:
