@@ -300,7 +300,8 @@ def test_concurrent_publishers_all_land(tmp_path):
         f"20260701T0{h}1700Z" for h in range(4)}
     assert len(rows(site, "history")) == 16 and len(rows(site, "scores")) == 4
     loaded = Site.load(site)
-    assert len(loaded.ci["runs"]["news"]) == 4  # the last writer saw every run
+    assert loaded.ci is not None
+    assert len(loaded.ci.runs["news"]) == 4  # the last writer saw every run
     assert not [p for p in site.iterdir() if p.name.endswith(".tmp")]
 
 
