@@ -127,9 +127,14 @@ class UniquenessRow(RunRow, kw_only=True):
     family: Annotated[str, _doc("The engine's family (engines sharing an index).")]
     unique_urls: int
     total_urls: int
-    relevant_unique_urls: int
+    relevant_unique_urls: Annotated[int, _doc(
+        "Relevant URLs no other family returned as relevant; in rows without "
+        "``relevant_exclusive_urls``, that count instead (see "
+        "``dashboard.search_views.uniqueness_counts``).")]
     relevant_total_urls: int
     num_queries: int
+    #: Absent from rows of publishes before it was counted.
+    relevant_exclusive_urls: int | UnsetType = UNSET
 
     @classmethod
     def of(cls, run: RunRow, engine: str, family: str, counts: Uniqueness) -> UniquenessRow:
@@ -138,13 +143,8 @@ class UniquenessRow(RunRow, kw_only=True):
                    total_urls=counts.total_urls,
                    relevant_unique_urls=counts.relevant_unique_urls,
                    relevant_total_urls=counts.relevant_total_urls,
-                   num_queries=counts.num_queries)
-
-    def counts(self) -> dict[str, int]:
-        return {"unique_urls": self.unique_urls, "total_urls": self.total_urls,
-                "relevant_unique_urls": self.relevant_unique_urls,
-                "relevant_total_urls": self.relevant_total_urls,
-                "num_queries": self.num_queries}
+                   num_queries=counts.num_queries,
+                   relevant_exclusive_urls=counts.relevant_exclusive_urls)
 
 
 class ScoresRow(RunRow, kw_only=True):
