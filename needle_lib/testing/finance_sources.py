@@ -40,6 +40,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from needle_lib.benches.finance.companies import Tier
 from needle_lib.console import count_of
 from needle_lib.jsonio import JSON, JSONObject
+from needle_lib.testing.chat import completion, message_texts
 from needle_lib.testing.loopback import LoopbackServer, Response
 
 NOW = datetime(2026, 7, 2, 14, 25, tzinfo=UTC)
@@ -583,20 +584,16 @@ class FakeFilingLLM(LoopbackServer):
         if not path.endswith("/chat/completions"):
             return _not_found(path)
         request = json.loads(body or b"{}")
-        prompt = "\n".join(str(m.get("content", "")) for m in request.get("messages", []))
+        prompt = "\n".join(message_texts(request))
         with self._lock:
             self.prompts.append(prompt)
         company = next((line.removeprefix("Company: ").strip() for line in prompt.splitlines()
                         if line.startswith("Company: ")), "")
         content = self.replies.get(company, "NO_DISTINCT_QUERY")
-        return _json({
-            "id": "chatcmpl-fake", "object": "chat.completion", "created": 1_782_000_000,
-            "model": request.get("model", LLM_MODEL),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 12,
-                      "total_tokens": len(prompt) // 4 + 12},
-        })
+        return _json(completion(
+            content, model=request.get("model", LLM_MODEL), created=1_782_000_000,
+            usage={"prompt_tokens": len(prompt) // 4, "completion_tokens": 12,
+                   "total_tokens": len(prompt) // 4 + 12}))
 
 
 # --- the sample gold file ----------------------------------------------------------------
