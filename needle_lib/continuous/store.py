@@ -25,13 +25,12 @@ do not (a history written before this order) are found by ``Site.orphans`` and r
 from __future__ import annotations
 
 import fcntl
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from types import UnionType
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -107,14 +106,16 @@ class Site:
         files (``WINDOWED``), only rows of the last seven days are read; every page shows
         those for the window alone, and a year of them is most of the directory."""
         site = cls()
-        site.history = _read_rows(directory / "history.jsonl", HistoryRow)
+        history: Callable[[str], HistoryRow] = msgspec.json.Decoder(HistoryRow).decode
+        site.history = _read_rows(directory / "history.jsonl", history)
         end = window_end(site.history) if window_only else None
         since = end - WINDOW if end else None
-        site.overlap = _read_rows(directory / "overlap.jsonl", OverlapRow, since=since)
-        site.uniqueness = _read_rows(directory / "uniqueness.jsonl", UniquenessRow,
+        site.overlap = _read_rows(directory / "overlap.jsonl", _rows_of(OverlapRow),
+                                  since=since)
+        site.uniqueness = _read_rows(directory / "uniqueness.jsonl", _rows_of(UniquenessRow),
                                      since=since)
-        site.scores = _read_rows(directory / "scores.jsonl", ScoresRow)
-        site.daily = _read_daily(directory / DAILY_FILE)
+        site.scores = _read_rows(directory / "scores.jsonl", _rows_of(ScoresRow))
+        site.daily = _read_rows(directory / DAILY_FILE, _query_row, what="a query row")
         for path in sorted((directory / LATEST).glob("*.json")):
             latest = _read_entry(path)
             site.latest[latest.bench] = latest
@@ -271,23 +272,17 @@ def _row_ts(line: str) -> str | None:
     return line[start:end] if end > start else None
 
 
-Row = TypeVar("Row", bound=RunRow)
+Row = TypeVar("Row")
 
 
-@overload
-def _read_rows(path: Path, model: type[Row], *, since: datetime | None = None
-               ) -> list[Row]: ...
-@overload
-def _read_rows(path: Path, model: UnionType, *, since: datetime | None = None
-               ) -> list[Any]: ...
-def _read_rows(path: Path, model: Any, *, since: datetime | None = None) -> list[Any]:
-    """Every row of ``path``, each validated as a ``model``; with ``since``, older rows are
-    recognised by their time alone and not parsed, up to the first newer one
+def _read_rows(path: Path, decode: Callable[[str], Row], *, what: str = "a history row",
+               since: datetime | None = None) -> list[Row]:
+    """Every row of ``path``, each decoded and validated by ``decode``; with ``since``, older
+    rows are recognised by their time alone and not parsed, up to the first newer one
     (``Site.write`` sorts rows by time; readers still filter by window, so rows out of
     order cost time, never a wrong figure)."""
     if not path.exists():
         return []
-    decode = msgspec.json.Decoder(model).decode
     rows = []
     with path.open(encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
@@ -303,30 +298,21 @@ def _read_rows(path: Path, model: Any, *, since: datetime | None = None) -> list
             try:
                 rows.append(decode(line))
             except msgspec.ValidationError as exc:
-                raise ReportError(f"{path}:{number}: not a history row: {exc}") from None
+                raise ReportError(f"{path}:{number}: not {what}: {exc}") from None
             except msgspec.DecodeError as exc:
                 raise ReportError(f"{path}:{number}: not JSON ({exc})") from None
     return rows
 
 
-def _read_daily(path: Path) -> list[dict[str, Any]]:
-    """The 24-hour query window's rows: query records of any shape, each with its run."""
-    if not path.exists():
-        return []
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = msgspec.json.decode(line)
-                msgspec.convert(row, RunRow)  # the rest is the query file's own record
-            except msgspec.ValidationError as exc:
-                raise ReportError(f"{path}:{number}: not a query row: {exc}") from None
-            except msgspec.DecodeError as exc:
-                raise ReportError(f"{path}:{number}: not JSON ({exc})") from None
-            rows.append(row)
-    return rows
+def _rows_of(model: type[Row]) -> Callable[[str], Row]:
+    return msgspec.json.Decoder(model).decode
+
+
+def _query_row(line: str) -> dict[str, Any]:
+    """A ``daily_queries.jsonl`` row: a query record of any shape, with its run."""
+    row: dict[str, Any] = msgspec.json.decode(line)
+    msgspec.convert(row, RunRow)  # the rest is the query file's own record
+    return row
 
 
 @contextmanager
