@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from html import escape
 from pathlib import Path
-from typing import Any
 
 from needle_lib.continuous.store import Site
 from needle_lib.dashboard import search_charts as charts
@@ -187,20 +186,21 @@ def _uniqueness(view: BenchView, history: Site) -> str:
 def in_progress_html(history: Site, bench: str) -> str:
     """A note per run of the bench still waiting for parts (``continuous.parts``)."""
     return "".join(
-        f"<p class=progress>Run {escape(entry['run_id'])} ({escape(entry['ts'])}) is "
-        f"<span class=flag>{progress_text(entry)}</span> published; it joins the figures "
-        "when its last part is published.</p>" for entry in history.in_progress(bench))
+        f"<p class=progress>Run {escape(entry.run_id)} ({escape(entry.ts)}) is "
+        f"<span class=flag>{progress_text(progress)}</span> published; it joins the "
+        "figures when its last part is published.</p>" for entry in history.in_progress(bench)
+        if (progress := entry.progress) is not None)
 
 
 def _latest(view: BenchView, history: Site) -> str | None:
     latest = history.latest.get(view.bench)
     pending = in_progress_html(history, view.bench)
-    if latest is None or (view.bench, latest["run_id"]) not in history.reports:
+    if latest is None or (view.bench, latest.run_id) not in history.reports:
         return pending or None
-    run_id = latest["run_id"]
-    state = _run_status(latest)
-    return (pending + f"<p>Run {escape(run_id)} ({escape(latest['ts'])}), "
-            f"{escape(latest['source'])}, {state}; its permalink: "
+    run_id = latest.run_id
+    state = _run_status(latest.complete, latest.report.get("scored_cases"))
+    return (pending + f"<p>Run {escape(run_id)} ({escape(latest.ts)}), "
+            f"{escape(latest.source)}, {state}; its permalink: "
             + site.link(f"runs/{run_id}.html", f"runs/{run_id}.html") + ".</p>"
             + browser_html("../", [(f"{view.bench}/{run_id}", f"runs/{run_id}/")]))
 
@@ -220,11 +220,12 @@ def _bench_pages(view: BenchView, history: Site
 def _index_row(view: BenchView, links: dict[str, str], history: Site
                ) -> tuple[str, list[str]]:
     window = view.window
-    errors = sum(r["search_errors"] + r["judge_errors"] for r in window)
-    incomplete = len({r["run_id"] for r in window if not r["complete"]})
-    latest = escape(view.rows[-1]["ts"]) + "".join(
-        f"<br>run {escape(entry['ts'])}: {progress_text(entry)}"
-        for entry in history.in_progress(view.bench))
+    errors = sum(r.search_errors + r.judge_errors for r in window)
+    incomplete = len({r.run_id for r in window if not r.complete})
+    latest = escape(view.rows[-1].ts) + "".join(
+        f"<br>run {escape(entry.ts)}: {progress_text(progress)}"
+        for entry in history.in_progress(view.bench)
+        if (progress := entry.progress) is not None)
     return ("errors" if errors or view.missing or incomplete else "", [
         site.cell(view.bench), site.cell(view.kind.replace("_", "-")),
         site.cell(f"{len(view.window_runs)} / {len(view.runs)}", numeric=True),
@@ -278,9 +279,9 @@ def _waiting(history: Site, views: list[BenchView]) -> str:
                    if history.in_progress(bench))
 
 
-def _run_status(report: dict[str, Any]) -> str:
+def _run_status(complete: bool, scored_cases: int | None) -> str:
     """A run that scored nothing (every engine without its key, say) is named as such,
     never shown as a complete run."""
-    if report.get("scored_cases") == 0:
+    if scored_cases == 0:
         return "<span class=flag>nothing scored</span>"
-    return "complete" if report["complete"] else "<span class=flag>incomplete</span>"
+    return "complete" if complete else "<span class=flag>incomplete</span>"
