@@ -21,6 +21,7 @@ import pytest
 
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import CaseRecord
+from needle_lib.contract.report import SearchReport
 from needle_lib.plugin.internals import html_writers
 from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.settings import results_dir, settings
@@ -119,7 +120,7 @@ class HtmlReport:
             attach_extra(report, "url", link, name="detail")
 
     def summarise(self, recall: list[dict[str, object]],
-                  search: list[dict[str, object]]) -> None:
+                  search: list[SearchReport]) -> None:
         self.summaries = ([summary_html(recall)] if recall else []) + (
             [search_summary_html(search)] if search else [])
 

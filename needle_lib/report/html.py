@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from needle_lib.contract.report import SearchReport
 from needle_lib.recall.results import run_status
 from needle_lib.report.search_summary import engine_summary
 from needle_lib.report.terminal import (
@@ -74,7 +75,7 @@ def summary_html(dumps: Sequence[dict[str, Any]]) -> str:
     )
 
 
-def search_summary_html(reports: Sequence[dict[str, Any]]) -> str:
+def search_summary_html(reports: Sequence[SearchReport]) -> str:
     """Each search bench's engine table, as the terminal prints it at the end of a run."""
     tables = []
     for report in reports:
@@ -82,7 +83,7 @@ def search_summary_html(reports: Sequence[dict[str, Any]]) -> str:
         header = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in summary.head) + "</tr>"
         rows = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
                        for row in summary.rows)
-        tables.append(f"<h2>Needle {escape(report['benchmark'])} summary</h2>"
+        tables.append(f"<h2>Needle {escape(report.benchmark)} summary</h2>"
                       f"<p>{escape(summary.title)}</p><table class=\"needle-search-summary\" "
                       f'border="1" style="border-collapse:collapse">{header}{rows}</table>')
     return "".join(tables)
