@@ -75,7 +75,7 @@ def test_importing_the_plugin_loads_no_search_module() -> None:
         capture_output=True,
         text=True,
         check=True,
-        timeout=120,
+        timeout=600,
     )
     assert _loaded(json.loads(proc.stdout), NOT_FOR_RECALL) == []
 
@@ -114,7 +114,7 @@ def _recall_run(tmp_path: Path, results: Path, *, in_process: bool = False) -> d
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         env=_env(MODULES_OUT=str(out), PYTHONPATH=str(tmp_path)),
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]

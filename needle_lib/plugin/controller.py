@@ -30,7 +30,7 @@ from needle_lib.recall.dumps import RecallDumps
 from needle_lib.recall.gates import GateSettings, check_gates
 from needle_lib.recall.results import INCOMPLETE_STATUS
 from needle_lib.report.search_summary import engine_table
-from needle_lib.report.terminal import summary_table
+from needle_lib.report.terminal import effective_length_section, summary_table
 
 
 def outcome_of(report: pytest.TestReport, record: CaseRecord) -> Outcome | None:
@@ -214,6 +214,8 @@ class Controller:
         if self.finished:
             tr.section("needle recall summary")
             tr.write_line(summary_table(self.finished, color=use_color(self.config)))
+            for line in effective_length_section(self.finished):
+                tr.write_line(line)
             for pair, path in self.recall.paths.items():
                 tr.write_line(f"dump: {pair} → {path}")
         for pair, search_report in zip(self.search.paths, self.search_finished, strict=True):
