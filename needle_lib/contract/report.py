@@ -1,4 +1,4 @@
-"""The search report in memory (issue 33 item 1): msgspec ``Struct``\\ s the folds build, one
+"""The search report in memory (issue 33 item 1): msgspec Structs the folds build, one
 union tagged on the bench kind, and the one function that gives a report its file shape.
 
 ``benches.judged.JudgedFold`` and ``benches.known_item.KnownItemFold`` build a
@@ -221,7 +221,7 @@ def engine_fields(figures: EngineFigures) -> dict[str, Any]:
     return fields
 
 
-def report_fields(report: SearchReport, *, with_cases: bool = True) -> dict[str, Any]:
+def report_fields(report: SearchReport) -> dict[str, Any]:
     """``report`` laid out as its file is written (``jsonio.write_json_by_line_atomic``
     writes the result; a spooled table or case list stays text): the setup's fields, the
     header's own repeated at the top level, then the figures; ``complete``,
@@ -247,7 +247,7 @@ def report_fields(report: SearchReport, *, with_cases: bool = True) -> dict[str,
         fields["scored_cases"] = report.scored_cases
     if report.complete is not None or report.scored_cases is not None:
         fields["header"] = report.header
-    if with_cases and report.cases is not None:
+    if report.cases is not None:
         fields["cases"] = report.cases
     return fields
 
