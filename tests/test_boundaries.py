@@ -26,8 +26,9 @@ from needle_lib.names import (
     unique_query_labels,
 )
 from needle_lib.plugin.search.plan import SearchCase
-from needle_lib.report.untrusted import escape_id_cell, result_link
+from needle_lib.report.untrusted import escape_id_cell
 from needle_lib.rundirs import OWNER_FILE, clean_stale_run_dirs, make_run_dir
+from needle_lib.templates import macro
 from needle_lib.tomlconf import ConfigError
 
 XSS = '<img src=x onerror="document.body.dataset.pwned=1">'
@@ -124,6 +125,9 @@ def test_resume_commands_are_quoted_for_the_shell():
 
 
 # --- HTML helpers
+
+result_link = macro("report/macros.html.j2", "result_link")
+
 
 @pytest.mark.parametrize("url", ["javascript:alert(1)", " JavaScript:alert(1)",
                                  "data:text/html,<script>alert(1)</script>", "vbscript:x",

@@ -39,7 +39,7 @@ from needle_lib.plugin.fixtures import (
 from needle_lib.plugin.lean import configure_lean_run, freeze_collected
 from needle_lib.plugin.recall.contexts import share_contexts
 from needle_lib.plugin.recall.resume import check_resume
-from needle_lib.plugin.reports import default_html_report
+from needle_lib.plugin.reports import default_html_report, drop_runner_metadata
 from needle_lib.plugin.retention import CaseRetention
 from needle_lib.plugin.runstate import RunState
 from needle_lib.plugin.session import (
@@ -124,6 +124,13 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     if not hasattr(session.config, "workerinput"):
         validate_run(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_metadata(metadata: dict[str, object], config: pytest.Config) -> None:
+    """The report's environment table is the evaluation's (``plugin/reports.py``), not
+    pytest's: drop the runner's entries, in workers too (xdist merges theirs back)."""
+    drop_runner_metadata(metadata)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -16,13 +16,22 @@ from typing import Any, NoReturn
 import pytest
 
 from needle_lib.benches.registry import BENCH_NAMES
+from needle_lib.clock import utc_now
 from needle_lib.contract.outcome import Outcome, report_outcome
 from needle_lib.contract.records import CaseRecord
 from needle_lib.contract.schema import SchemaError, read_recall_dump
 from needle_lib.plugin.diskfull import is_no_space, stop_for_disk_full
 from needle_lib.plugin.recall.dumps import RecallDumps
 from needle_lib.plugin.recall.resume import note_resumed, resumed
-from needle_lib.plugin.reports import drop_default_report, drop_html_report
+from needle_lib.plugin.reports import (
+    drop_default_report,
+    drop_html_report,
+    finished_subject,
+    planned_subject,
+    planned_title,
+    run_title,
+    set_needle_environment,
+)
 from needle_lib.plugin.resume_notes import write_resume_notes
 from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.search.case_page import CaseDetailPage
@@ -36,18 +45,16 @@ from needle_lib.plugin.session import (
     use_color,
 )
 from needle_lib.recall.gates import GateSettings, check_gates
-from needle_lib.report.html import (
-    diff_html,
-    search_case_score,
-    search_summary_html,
-    summary_html,
-)
+from needle_lib.report.evaluation import SettledCases, evaluation_html, recall_why, search_why
+from needle_lib.report.html import diff_html, search_case_score
 from needle_lib.report.search_summary import engine_table
 from needle_lib.report.terminal import summary_table
 from needle_lib.report.untrusted import escape_id_cell
+from needle_lib.templates import macro
 
 #: The score column's place in the pytest-html table: after the result and the test id.
 SCORE_COLUMN = 2
+CELLS = "report/cells.html.j2"
 
 
 def outcome_of(report: pytest.TestReport, record: CaseRecord) -> Outcome | None:
@@ -105,6 +112,12 @@ class Controller:
         self.detail: CaseDetailPage | None = None
         #: the "no space" error that stopped the run (``plugin.diskfull``), if one did
         self.disk_full: OSError | None = None
+        #: what the report's first screen lists: counts, failed cases and why, skip reasons
+        self.settled_cases = SettledCases()
+        self.started = utc_now()
+        #: pytest-html's report object, once its title hook ran: the title is set again
+        #: from what ran when the session ends
+        self.html_report: Any = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -151,15 +164,21 @@ class Controller:
 
     def _add(self, report: pytest.TestReport, record: CaseRecord, outcome: Outcome) -> None:
         case = record["case"]
+        link = None
         if record["kind"] == "recall":
             self.recall.add(record, outcome)
             if record.get("diff") is not None:
                 self._attach_extra(report, "html", diff_html(case, record["diff"]))
+            why = recall_why(case, outcome)
         elif record["kind"] == "search":
             self.search.add(record, outcome)
             if self.detail is not None:
                 link = self.detail.add(report.nodeid, case, outcome)
                 self._attach_extra(report, "url", link, name="detail")
+            why = search_why(case, outcome)
+        else:
+            return
+        self.settled_cases.note(record["pair"], report.nodeid, outcome, why, link)
 
     def _teardown_failed(self, report: pytest.TestReport, record: CaseRecord) -> None:
         """A fixture's cleanup failed after the case was settled: the verdict stands (it was
@@ -206,6 +225,9 @@ class Controller:
         resolves it (after ``--html`` defaulted, before any case)."""
         if self.search_run:
             self.search.start_clock()
+        self.started = utc_now()
+        # before pytest-html reads it (its hook is trylast)
+        set_needle_environment(self.config, planned_subject(self.config))
         html = self.config.getoption("htmlpath", None)
         if self.search_run and html:
             self.detail = CaseDetailPage(Path.cwd() / Path(os.path.expandvars(html)).expanduser())
@@ -238,11 +260,31 @@ class Controller:
                        f"evaluated nothing and does not pass")
         if (self.gate_failures or empty) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self._describe_what_ran()
+
+    def pytest_html_report_title(self, report: Any) -> None:
+        self.html_report = report
+        report.title = planned_title(self.config, self.started)
+
+    def _describe_what_ran(self) -> None:
+        """Title and environment from what ran (``-k`` decides which corpora and benches
+        did, and under xdist this process never collects): pytest-html reads both when it
+        writes the page, after this hook."""
+        if not (self.finished or self.search_finished):
+            return
+        set_needle_environment(self.config,
+                               finished_subject(self.finished, self.search_finished))
+        if self.html_report is None:
+            return
+        self.html_report.title = run_title(
+            [(dump["corpus"]["name"], dump["model"]["key"]) for dump in self.finished],
+            [(report["benchmark"], [e for e in report["engines"] if e != "ultimate"])
+             for report in self.search_finished],
+            self.started)
 
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
         if self.search_run:
-            cells.insert(SCORE_COLUMN,
-                         '<th class="sortable" data-column-type="score">Score</th>')
+            cells.insert(SCORE_COLUMN, str(macro(CELLS, "score_header")()))
 
     def pytest_html_results_table_row(self, report: pytest.TestReport | pytest.CollectReport,
                                       cells: list[str]) -> None:
@@ -251,24 +293,34 @@ class Controller:
             record = record_of(report)
             score = search_case_score(record["case"]) if record and \
                 record["kind"] == "search" else ""
-            cells.insert(SCORE_COLUMN, f'<td class="col-score">{escape(score)}</td>')
+            cells.insert(SCORE_COLUMN, str(macro(CELLS, "score_cell")(score)))
 
     def pytest_html_results_table_html(self, report: pytest.TestReport | pytest.CollectReport,
                                        data: list[str]) -> None:
-        """A failed recall case's message is its diff, which the coloured extra (with
-        composition and legend) already shows: drop the plain copy from the log."""
+        """A skip's log is its reason, not pytest's ``(path, line, reason)`` tuple; a failed
+        recall case's message is its diff, which the coloured extra (with composition and
+        legend) already shows: drop the plain copy from the log."""
+        longrepr = report.longrepr
+        if report.skipped and isinstance(longrepr, tuple) and len(longrepr) == 3:
+            reason = str(longrepr[2]).removeprefix("Skipped: ")
+            data[:] = [str(macro(CELLS, "skip_log")(reason)),
+                       *(entry for entry in data
+                         if not entry.startswith(escape(report.longreprtext)))]
+            return
         record = record_of(report)
         text = report.longreprtext
         if record is None or record.get("diff") is None or report.when != "call" or not text:
             return
+        # pytest-html escaped the log with ``html.escape``: compare in its encoding
         data[:] = [entry for entry in data if not entry.startswith(escape(text))]
 
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str],
                                     postfix: list[str], session: pytest.Session) -> None:
-        if self.finished:
-            prefix.append(summary_html(self.finished))
-        if self.search_finished:
-            prefix.append(search_summary_html(self.search_finished))
+        if self.finished or self.search_finished:
+            prefix.append(str(evaluation_html(
+                list(zip(self.recall.dumps, self.finished, strict=True)),
+                list(zip(self.search.paths, self.search_finished, strict=True)),
+                self.settled_cases)))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.disk_full is not None:
