@@ -139,7 +139,7 @@ def test_only_http_urls_become_links(url):
 
 def test_http_urls_are_links_with_escaped_attributes():
     html = result_link('https://ok.example/?a=1&b="2"', "t")
-    assert html.startswith('<a href="https://ok.example/?a=1&amp;b=&quot;2&quot;"')
+    assert html.startswith('<a href="https://ok.example/?a=1&amp;b=&#34;2&#34;"')
 
 
 def test_the_test_id_cell_is_escaped_once():

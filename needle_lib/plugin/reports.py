@@ -194,9 +194,10 @@ def _judge_line(model: str, prompts: str) -> str:
     return f"{model}{where} · prompt {prompts}"
 
 
-def needle_environment(subject: RunSubject) -> dict[str, str]:
-    """The report's environment table: what was evaluated, on what, by which code. Each
-    value is HTML (pytest-html inserts it unescaped), built by ``environment_value``."""
+def needle_environment(subject: RunSubject, package: Mapping[str, str]) -> dict[str, str]:
+    """The report's environment table: what was evaluated, on what, by which code
+    (``package``: ``provenance.package_info()``). Each value is HTML (pytest-html inserts
+    it unescaped), built by ``environment_value``."""
     entries: dict[str, list[str]] = {}
     if subject.models:
         entries["Model"] = [model_line(*model) for model in subject.models]
@@ -210,7 +211,6 @@ def needle_environment(subject: RunSubject) -> dict[str, str]:
         entries["Queries"] = [f"{path} ({rows:,} rows, sha256 {(sha or '?')[:12]})"]
     if subject.judge:
         entries["Judge"] = [_judge_line(*subject.judge)]
-    package = package_info()
     entries["Needle"] = [f"{package['name']} {package['version']}"]
     entries["Commit"] = [package["git_revision"]]
     return {key: environment_value(lines) for key, lines in entries.items()}
@@ -224,7 +224,7 @@ def set_needle_environment(config: pytest.Config, subject: RunSubject) -> None:
     metadata = config.stash.get(metadata_key, None)
     if metadata is None:
         return
-    ours = needle_environment(subject)
+    ours = needle_environment(subject, package_info())
     kept = {key: value for key, value in metadata.items()
             if key not in ours and key not in NEEDLE_KEYS}
     metadata.clear()
