@@ -106,3 +106,20 @@ def test_controls_and_spaces_stay_escaped_in_paths() -> None:
     assert normalize_url("https://x.com/a%0B") == "x.com/a%0B"
     assert normalize_url("https://x.com/a%c2%a0") == "x.com/a%C2%A0"
     assert normalize_url("https://x.com/a%7F") == "x.com/a%7F"
+
+
+def test_literal_whitespace_and_controls_are_escaped_like_their_escapes() -> None:
+    """A literal no-break space, line separator or vertical tab is the same page as its
+    escape, and no key holds whitespace (it is a docno in TREC files)."""
+    assert normalize_url("https://x.com/a\u00a0b") == normalize_url("https://x.com/a%C2%A0b")
+    assert normalize_url("https://x.com/a\u2028b") == "x.com/a%E2%80%A8b"
+    assert normalize_url("https://x.com/\x0bx") == "x.com/%0Bx"
+    assert normalize_url("https://x .com/p") == "x%20.com/p"
+
+
+@given(st.text(max_size=40))
+def test_no_key_holds_whitespace_or_controls(tail: str) -> None:
+    host = tail.replace("[", "").replace("]", "")  # an unbalanced bracket is no host at all
+    for url in (f"https://x.com/{tail}", f"https://{host}/p", f"https://x.com/p?{tail}"):
+        key = normalize_url(url)
+        assert key.isprintable() and " " not in key, (url, key)

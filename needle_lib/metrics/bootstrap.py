@@ -88,6 +88,16 @@ def _bootstrap(statistic: Statistic, n: int, *, resamples: int, seed: int,
     return Interval(estimate, percentile(draws, alpha), percentile(draws, 1 - alpha), confidence)
 
 
+def bootstrap_statistic(statistic: Statistic, n: int, *,
+                        resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                        confidence: float = DEFAULT_CONFIDENCE) -> Interval:
+    """Interval for any statistic of ``n`` cases, computed from the indices of a resample
+    (e.g. an agreement between two rankings built from the drawn queries)."""
+    if n < 1:
+        raise ValueError("bootstrap of no cases")
+    return _bootstrap(statistic, n, resamples=resamples, seed=seed, confidence=confidence)
+
+
 def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], *,
                     resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                     confidence: float = DEFAULT_CONFIDENCE) -> Interval:
