@@ -60,6 +60,19 @@ def test_escapes_that_change_the_path_stay_escaped() -> None:
     assert normalize_url("https://x.com/%ff") == "x.com/%FF"
 
 
+@pytest.mark.parametrize(("url", "key"), [
+    ("http://www.www.com", "www.com"),  # Hypothesis: once 'www.com', then 'com'
+    ("www.com/a", "www.com/a"),
+    ("https://www.www.example.com/a", "example.com/a"),
+    ("http://[::1]:80/x", "[::1]/x"),  # an IPv6 host lost its brackets: the key did not parse
+    ("http://[fe80::1]:8080/", "[fe80::1]:8080"),
+    ("http://[::1/x", "[::1/x"),  # unbalanced: urlsplit raised 'Invalid IPv6 URL'
+])
+def test_host_shapes_are_stable(url: str, key: str) -> None:
+    assert normalize_url(url) == key
+    assert normalize_url(key) == key
+
+
 @given(st.from_regex(r"https://x\.com(/([a-z~]|%[0-9A-Fa-f]{2}|é){1,6}){1,3}", fullmatch=True))
 def test_idempotent_with_escapes(url: str) -> None:
     once = normalize_url(url)

@@ -341,7 +341,7 @@ def test_concurrent_publishers_all_land(tmp_path):
                                "--site", str(site)], cwd=REPO_ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for p in paths]
     for proc in procs:
-        _, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err
     assert {r["run_id"] for r in rows(site, "history")} == {
         f"20260701T0{h}1700Z" for h in range(4)}

@@ -10,14 +10,14 @@ import pytest
 from jinja2 import UndefinedError
 
 from needle_lib.contract.outcome import Outcome
-from needle_lib.plugin.reports import (
+from needle_lib.redact import MASK
+from needle_lib.report.environment import (
     RunSubject,
     drop_runner_metadata,
     needle_environment,
     public_url,
     run_title,
 )
-from needle_lib.redact import MASK
 from needle_lib.report.evaluation import SHOWN_PROBLEMS, SettledCases, evaluation_html
 from needle_lib.report.html import diff_html, search_case_html
 from needle_lib.templates import environment, render

@@ -80,6 +80,15 @@ def _is_tracking(name: str) -> bool:
     return lowered.startswith("utm_") or lowered in TRACKING_PARAMS
 
 
+def _without_www(host: str) -> str:
+    """``www.`` labels dropped while a registrable name is left: ``www.www.example.com`` is
+    ``example.com``, but ``www.com`` stays (dropping it would leave a bare TLD, and a second
+    pass would then disagree with the first)."""
+    while host.startswith("www.") and "." in host[4:]:
+        host = host[4:]
+    return host
+
+
 @lru_cache(maxsize=65536)  # pooled metrics ask about the same URL many times per report
 def normalize_url(url: str) -> str:
     """A scheme-less canonical key: ``host[/path][?query]``.
@@ -92,8 +101,13 @@ def normalize_url(url: str) -> str:
     text = url.strip()
     if "://" not in text:
         text = f"http://{text.lstrip('/')}"
-    parts = urlsplit(text)
-    host = escape_unprintable((parts.hostname or "").lower().rstrip(".").removeprefix("www."))
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # an unbalanced "[" in the host: no host to canonicalise, keep it all
+        return escape_unprintable(text.split("://", 1)[1].lstrip("/"))
+    host = escape_unprintable(_without_www((parts.hostname or "").lower().rstrip(".")))
+    if ":" in host:  # an IPv6 literal keeps its brackets, so the key parses back to it
+        host = f"[{host}]"
     try:
         port = parts.port
     except ValueError:

@@ -23,7 +23,7 @@ from needle_lib.judge.verdict import LABELS, RELEVANT_RATING
 from needle_lib.judge.verdict import MEANINGS as RATING_MEANINGS
 from needle_lib.recall.results import run_status
 from needle_lib.report.search_summary import engine_summary
-from needle_lib.report.terminal import MEANINGS, STYLES, prompt_size
+from needle_lib.report.terminal import MEANINGS, STYLES, effective_length_section, prompt_size
 from needle_lib.templates import render
 
 #: Failed or errored cases listed per pair on the first screen; the rest are counted.
@@ -220,6 +220,7 @@ def evaluation_html(recall: Sequence[tuple[str, dict[str, Any]]],
         "report/evaluation.html.j2",
         recall=[recall_section(pair, dump, settled.of(pair)) for pair, dump in recall],
         recall_table=recall_table([dump for _, dump in recall]) if recall else None,
+        effective_lengths=effective_length_section([dump for _, dump in recall]),
         search=[(search_section(pair, report, settled.of(pair)), summary)
                 for (pair, report), (summary, _) in zip(search, tables, strict=True)],
         diff_legend=DIFF_LEGEND if recall else (),

@@ -1,81 +1,25 @@
-"""The run's pytest-html report: where it goes, its title and its environment table.
+"""What a run's report says about the run: its title and its environment table (the
+model and its server, the corpus and its provenance, the engines, the query file and the
+judge, the Needle version and commit), in place of pytest's own entries.
 
-Every eval run that runs cases leaves a self-contained HTML report, unless ``--html``
-names one. Only eval runs load the plugin (``evals/conftest.py``), so unit-test runs never
-get one. ``--collect-only`` gets none: an empty report per invocation only buries the real
-ones. The title names the run and the environment table says what was evaluated, on what,
-by which code (the summary block at the top is ``report/evaluation.py``'s).
+The plugin fills them from the plan when the session starts and again from the dumps and
+search reports when it ends (``plugin/html.py``); this module only describes a
+``RunSubject``, so it reads no pytest state.
 """
 
 from __future__ import annotations
 
-import contextlib
-import re
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import pytest
-from pytest_metadata.plugin import metadata_key
-
 from needle_lib.llm.config import REFERENCE_BASE_URL
-from needle_lib.plugin.session import has_query_set, plan_key, results_dir, search_plan
-from needle_lib.provenance import fixture_sources, package_info
+from needle_lib.provenance import fixture_sources
 from needle_lib.redact import MASK, redact_url
 from needle_lib.report.untrusted import environment_value
 from needle_lib.tomlconf import ConfigError
-
-if TYPE_CHECKING:  # the search half is imported only by search runs
-    from needle_lib.plugin.search.plan import SearchPlan
-
-
-def report_name(config: pytest.Config) -> str:
-    """``<time>-<selection>.html``: sortable, and says what the run selected."""
-    parts = [
-        *(config.getoption("corpus") or []),
-        *(config.getoption("model") or []),
-        config.getoption("keyword") or "",
-    ]
-    selection = re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(p for p in parts if p)).strip("_")
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{selection[:60] or 'all'}.html"
-
-
-default_report_key = pytest.StashKey[bool]()
-
-
-def default_html_report(config: pytest.Config) -> None:
-    if config.getoption("htmlpath", None) or config.getoption("collectonly", False):
-        return
-    config.option.htmlpath = str(results_dir(config) / "reports" / report_name(config))
-    config.option.self_contained_html = True
-    config.stash[default_report_key] = True
-
-
-def drop_default_report(config: pytest.Config) -> None:
-    """Unregister pytest-html's writer before it writes, if the report is Needle's default
-    (one the user named with ``--html`` is always written)."""
-    if not config.stash.get(default_report_key, False):
-        return
-    drop_html_report(config)
-    with contextlib.suppress(OSError):  # pytest-html made the directory; leave none behind
-        Path(config.option.htmlpath).parent.rmdir()
-
-
-def drop_html_report(config: pytest.Config) -> None:
-    """Unregister pytest-html's writer (if it runs) before it writes: a run with nothing to
-    report, or one stopped by a full disk, where writing would only fail again."""
-    from pytest_html.basereport import BaseReport
-
-    for plugin in config.pluginmanager.get_plugins():
-        if isinstance(plugin, BaseReport):
-            config.pluginmanager.unregister(plugin)
-
-
-# --- what the report says about the run: its title and its environment table
 
 #: pytest-metadata's entries about the test runner (pytest, pluggy, its plugins, the
 #: interpreter): a report of an evaluation shows the model, server and corpus instead.
@@ -113,23 +57,6 @@ class RunSubject:
     judge: tuple[str, str] | None = None
 
 
-def planned_subject(config: pytest.Config) -> RunSubject:
-    recall = config.stash.get(plan_key, None)
-    subject = RunSubject()
-    if recall is not None and recall.cases:
-        subject = replace(
-            subject,
-            models=[(m.key, m.name, m.base_url, m.source) for m in recall.models],
-            corpora=[suite.corpus.describe() for suite in recall.suites])
-    if has_query_set(config):
-        plan = search_plan(config)
-        subject = replace(subject, engines=plan.engines,
-                          queries=(str(plan.queries_path), len(plan.queries),
-                                   plan.queries_sha256),
-                          judge=(plan.judge_model, _judge_prompts(plan)))
-    return subject
-
-
 def finished_subject(dumps: Sequence[Mapping[str, Any]],
                      reports: Sequence[Mapping[str, Any]]) -> RunSubject:
     models = {d["model"]["key"]: (d["model"]["key"], d["model"]["name"],
@@ -144,16 +71,6 @@ def finished_subject(dumps: Sequence[Mapping[str, Any]],
         queries=(queries["path"], queries["count"], queries["sha256"]) if queries else None,
         judge=(judges[0]["model"], ", ".join(dict.fromkeys(j["prompt_version"] for j in judges)))
         if judges else None)
-
-
-def _judge_prompts(plan: SearchPlan) -> str:
-    from needle_lib.judge import JUDGE_PROMPT_VERSION
-    from needle_lib.judge.answer import ANSWER_PROMPT_VERSION
-
-    prompts = f"{JUDGE_PROMPT_VERSION} (judged benches)"
-    if plan.answer_judge:
-        prompts += f", {ANSWER_PROMPT_VERSION} (known-item --judge)"
-    return prompts
 
 
 def model_line(key: str, name: str, base_url: str, source: str) -> str:
@@ -216,22 +133,6 @@ def needle_environment(subject: RunSubject, package: Mapping[str, str]) -> dict[
     return {key: environment_value(lines) for key, lines in entries.items()}
 
 
-def set_needle_environment(config: pytest.Config, subject: RunSubject) -> None:
-    """Put Needle's entries first in pytest-metadata's ``metadata`` (which pytest-html's
-    environment table shows), in place, keeping what the user added (``--metadata``, CI
-    variables). Called when the session starts, before pytest-html reads the table, and
-    again when it ends with what ran."""
-    metadata = config.stash.get(metadata_key, None)
-    if metadata is None:
-        return
-    ours = needle_environment(subject, package_info())
-    kept = {key: value for key, value in metadata.items()
-            if key not in ours and key not in NEEDLE_KEYS}
-    metadata.clear()
-    metadata.update(ours)
-    metadata.update(kept)
-
-
 #: Every key Needle may put in the table (a key that no longer applies is removed).
 NEEDLE_KEYS = frozenset({"Model", "Corpus", "Engines", "Queries", "Judge", "Needle", "Commit"})
 
@@ -248,13 +149,3 @@ def run_title(recall: Sequence[tuple[str, str]], search: Sequence[tuple[str, Seq
     for bench, engines in search:
         parts.append(f"{bench} × {', '.join(engines)}")
     return " · ".join(["Needle", *parts, f"{started:%Y-%m-%d %H:%M} UTC"])
-
-
-def planned_title(config: pytest.Config, started: datetime) -> str:
-    """The title from what the run plans (before any case; the controller sets the title
-    again from what ran)."""
-    recall = config.stash.get(plan_key, None)
-    pairs = [(suite.config.name, model.key) for suite in recall.suites
-             for model in recall.models] if recall is not None and recall.cases else []
-    search = [("search", search_plan(config).engines)] if has_query_set(config) else []
-    return run_title(pairs, search, started)
