@@ -19,8 +19,7 @@ from urllib.parse import quote
 
 from needle_lib.contract.outcome import Outcome
 from needle_lib.jsonio import name_the_file
-from needle_lib.judge.verdict import RELEVANT_RATING
-from needle_lib.report.evaluation import RATING_LEGEND
+from needle_lib.report.evaluation import rating_legend
 from needle_lib.report.html import search_case_html
 from needle_lib.templates import render
 
@@ -55,10 +54,11 @@ class CaseDetailPage:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = self.path.open("w", encoding="utf-8")
+            ratings, relevant = rating_legend()
             self._fh.write(render(
                 "report/case_page_head.html.j2", title=self.path.name,
                 report_href=quote(self.report.name), report_name=self.report.name,
-                ratings=RATING_LEGEND, relevant=RELEVANT_RATING))
+                ratings=ratings, relevant=relevant))
         self._count += 1
         anchor = f"case-{self._count}"
         self._fh.write(render("report/case_section.html.j2", anchor=anchor, test_id=nodeid,

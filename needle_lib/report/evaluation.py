@@ -19,8 +19,6 @@ from typing import Any
 from markupsafe import Markup
 
 from needle_lib.contract.outcome import Outcome
-from needle_lib.judge.verdict import LABELS, RELEVANT_RATING
-from needle_lib.judge.verdict import MEANINGS as RATING_MEANINGS
 from needle_lib.recall.results import run_status
 from needle_lib.report.search_summary import engine_summary
 from needle_lib.report.terminal import MEANINGS, STYLES, effective_length_section, prompt_size
@@ -64,9 +62,16 @@ class RatingKind:
 #: What the diff markers mean, in the terminal's legend order.
 DIFF_LEGEND = tuple(LineKind(status, STYLES[status][0], meaning, COLORS[status])
                     for status, meaning in MEANINGS.items())
-#: What a search rating means (``3 HM`` in a score cell).
-RATING_LEGEND = tuple(RatingKind(rating, label, RATING_MEANINGS[label])
-                      for rating, label in LABELS.items())
+
+
+def rating_legend() -> tuple[tuple[RatingKind, ...], int]:
+    """What a search rating means (``3 HM`` in a score cell), and the rating a judged case
+    needs to pass. Imported when asked: the judge is the search half, which a recall run
+    never loads (``tests/test_plugin_loading.py``)."""
+    from needle_lib.judge.verdict import LABELS, MEANINGS, RELEVANT_RATING
+
+    return (tuple(RatingKind(rating, label, MEANINGS[label]) for rating, label in LABELS.items()),
+            RELEVANT_RATING)
 
 
 @dataclass(frozen=True)
@@ -216,6 +221,8 @@ def evaluation_html(recall: Sequence[tuple[str, dict[str, Any]]],
     """The summary block: recall pairs (``(pair, dump)``) and search benches
     (``(pair, report summary)``) with their settled cases."""
     tables = [(engine_summary(report), report) for _, report in search]
+    judged = any(report.get("kind") != "known_item" for _, report in search)
+    ratings, relevant = rating_legend() if judged else ((), 0)
     return render(
         "report/evaluation.html.j2",
         recall=[recall_section(pair, dump, settled.of(pair)) for pair, dump in recall],
@@ -224,7 +231,6 @@ def evaluation_html(recall: Sequence[tuple[str, dict[str, Any]]],
         search=[(search_section(pair, report, settled.of(pair)), summary)
                 for (pair, report), (summary, _) in zip(search, tables, strict=True)],
         diff_legend=DIFF_LEGEND if recall else (),
-        rating_legend=RATING_LEGEND if any(r.get("kind") != "known_item" for _, r in search)
-        else (),
-        relevant=RELEVANT_RATING,
+        rating_legend=ratings,
+        relevant=relevant,
     )
