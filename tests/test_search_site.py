@@ -22,6 +22,7 @@ from search_runs import START, finance_run, header, known_case, news_run, write_
 
 from needle_lib.benches.runfiles import finish_run
 from needle_lib.cli import main
+from needle_lib.contract.history import RunEntry
 from needle_lib.dashboard import site
 from needle_lib.dashboard.judgements import browser_html, write_browser_script, write_run_data
 
@@ -284,9 +285,11 @@ def test_a_20000_case_run_stays_paged(tmp_path):
                                    "snippet": "s", "det_match": r == 0 and (q + i) % 2,
                                    "match_why": "m", "judge_match": None} for r in range(3)]}
                      for q in range(queries)] for i, e in enumerate(engines)}
-    entry = {"bench": "finance", "run_id": "R1", "ts": "2026-07-01T00:17:00Z",
-             "report": {"kind": "known_item", "header": {"num_results": 3},
-                        "engines": {e: {"per_query": rows} for e, rows in per_query.items()}}}
+    entry = RunEntry(bench="finance", run_id="R1", ts="2026-07-01T00:17:00Z", complete=True,
+                     source="finance__f-20260701-001700.json",
+                     report={"kind": "known_item", "header": {"num_results": 3},
+                             "engines": {e: {"per_query": rows}
+                                         for e, rows in per_query.items()}})
     search = tmp_path / "site" / "search"
     write_browser_script(search)
     assert write_run_data(search / "finance" / "runs" / "R1", entry) == queries

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from needle_lib.continuous.store import Site
 from needle_lib.dashboard import search_charts as charts
@@ -169,18 +168,19 @@ def _uniqueness(view: BenchView, history: Site) -> str:
 
 def in_progress_html(history: Site, bench: str) -> str:
     """A note per run of the bench still waiting for parts (``continuous.parts``)."""
-    return _part("in_progress", [(entry["run_id"], entry["ts"], progress_text(entry))
-                                 for entry in history.in_progress(bench)])
+    return _part("in_progress", [(entry.run_id, entry.ts, progress_text(progress))
+                                 for entry in history.in_progress(bench)
+                                 if (progress := entry.progress) is not None])
 
 
 def _latest(view: BenchView, history: Site) -> str | None:
     latest = history.latest.get(view.bench)
     pending = in_progress_html(history, view.bench)
-    if latest is None or (view.bench, latest["run_id"]) not in history.reports:
+    if latest is None or (view.bench, latest.run_id) not in history.reports:
         return pending or None
-    run_id = latest["run_id"]
-    return (pending + _part("latest", run_id, latest["ts"], latest["source"],
-                            _run_status(latest))
+    run_id = latest.run_id
+    return (pending + _part("latest", run_id, latest.ts, latest.source,
+                            _run_status(latest.complete, latest.report.get("scored_cases")))
             + browser_html("../", [(f"{view.bench}/{run_id}", f"runs/{run_id}/")]))
 
 
@@ -199,11 +199,12 @@ def _bench_pages(view: BenchView, history: Site
 def _index_row(view: BenchView, links: dict[str, str], history: Site
                ) -> tuple[str, list[str]]:
     window = view.window
-    errors = sum(r["search_errors"] + r["judge_errors"] for r in window)
-    incomplete = len({r["run_id"] for r in window if not r["complete"]})
-    latest = _part("latest_cell", view.rows[-1]["ts"],
-                   [(entry["ts"], progress_text(entry))
-                    for entry in history.in_progress(view.bench)])
+    errors = sum(r.search_errors + r.judge_errors for r in window)
+    incomplete = len({r.run_id for r in window if not r.complete})
+    latest = _part("latest_cell", view.rows[-1].ts,
+                   [(entry.ts, progress_text(progress))
+                    for entry in history.in_progress(view.bench)
+                    if (progress := entry.progress) is not None])
     return ("errors" if errors or view.missing or incomplete else "", [
         site.cell(view.bench), site.cell(view.kind.replace("_", "-")),
         site.cell(f"{len(view.window_runs)} / {len(view.runs)}", numeric=True),
@@ -255,12 +256,12 @@ def _waiting(history: Site, views: list[BenchView]) -> str:
                    if history.in_progress(bench))
 
 
-def _run_status(report: dict[str, Any]) -> str:
+def _run_status(complete: bool, scored_cases: int | None) -> str:
     """A run that scored nothing (every engine without its key, say) is named as such,
     never shown as a complete run."""
-    if report.get("scored_cases") == 0:
+    if scored_cases == 0:
         return "nothing scored"
-    return "complete" if report["complete"] else "incomplete"
+    return "complete" if complete else "incomplete"
 
 
 def _part(name: str, *args: object) -> str:

@@ -8,7 +8,7 @@ counting requests and turning a failed or cut-off reply into a ``JudgeError`` li
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 import httpx
 
@@ -17,6 +17,7 @@ from needle_lib.judge.config import MAX_TOKENS_ENV, judge_model_config
 from needle_lib.judge.tally import note_request
 from needle_lib.judge.verdict import JudgeError
 from needle_lib.llm import AsyncChatClient, LLMError, RetryPolicy, make_async_chat_client
+from needle_lib.llm.protocol import Messages
 from needle_lib.net.slots import CallSlots
 
 DEFAULT_CONCURRENCY = 8
@@ -54,7 +55,7 @@ class LLMJudge:
     def model(self) -> str:
         return self.client.config.name
 
-    async def _ask(self, messages: list[dict[str, Any]], *, query: str, url: str | None) -> str:
+    async def _ask(self, messages: Messages, *, query: str, url: str | None) -> str:
         """One LLM call under the concurrency bound; a failed or cut-off answer is an error."""
         async with self._slots.hold():
             self.requests += 1
@@ -73,7 +74,7 @@ class LLMJudge:
         await self.aclose()
 
 
-async def judge_reply(client: AsyncChatClient, messages: list[dict[str, Any]], *, query: str,
+async def judge_reply(client: AsyncChatClient, messages: Messages, *, query: str,
                       url: str | None) -> str:
     """The text of one judge call; a failed request or an answer cut off by the token budget
     (a reasoning model that never reached its verdict) is a ``JudgeError``, never a zero."""

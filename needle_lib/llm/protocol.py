@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from needle_lib.jsonio import loads_untrusted
+from needle_lib.jsonio import JSON, JSONObject, loads_untrusted
 from needle_lib.llm.config import REFERENCE_BASE_URL, ModelConfig
 from needle_lib.llm.errors import (
     ContextOverflowError,
@@ -39,6 +39,9 @@ _INLINE_THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.S)
 _JSON = json.JSONDecoder()
 _CONTENT_KEY = re.compile(r'"content"\s*:\s*"')
 
+#: A conversation as Needle sends it: each message's ``role`` and ``content`` as text.
+Messages = Sequence[Mapping[str, str]]
+
 
 @dataclass(frozen=True)
 class ChatResult:
@@ -47,8 +50,8 @@ class ChatResult:
     content: str
     reasoning: str | None
     finish_reason: str | None
-    usage: dict[str, Any] | None
-    timings: dict[str, Any] | None
+    usage: JSONObject | None
+    timings: JSONObject | None
     latency_s: float
     model: str | None
     attempts: int
@@ -63,7 +66,7 @@ class ChatRequest:
     """A prepared request plus what error messages need to know about it."""
 
     url: str
-    payload: dict[str, Any]
+    payload: JSONObject
     model: str
     #: The prompt's size under the reference tokenizer, when the caller knows it: sizes
     #: overflow messages and catches servers that silently truncate.
@@ -99,13 +102,13 @@ def chat_url(base_url: str) -> str:
 
 
 def build_payload(
-    config: ModelConfig, messages: list[dict[str, Any]], *, max_tokens: int | None = None
-) -> dict[str, Any]:
+    config: ModelConfig, messages: Messages, *, max_tokens: int | None = None
+) -> JSONObject:
     """The JSON body; optional knobs are sent only when set, since strict servers reject them."""
-    turns = list(messages)
+    turns: list[JSON] = [{key: text for key, text in message.items()} for message in messages]
     if config.prefill_no_think:
         turns.append({"role": "assistant", "content": NO_THINK_PREFILL})
-    payload: dict[str, Any] = {
+    payload: JSONObject = {
         "model": config.name,
         "messages": turns,
         "temperature": config.temperature,
@@ -121,7 +124,7 @@ def build_payload(
 
 def prepare_request(
     config: ModelConfig,
-    messages: list[dict[str, Any]],
+    messages: Messages,
     *,
     api_key: str | None,
     max_tokens: int | None = None,
@@ -178,7 +181,7 @@ def _bad(req: ChatRequest, what: str, body: str) -> LLMBadResponseError:
     )
 
 
-def _text_field(message: dict[str, Any], *names: str) -> str | None:
+def _text_field(message: JSONObject, *names: str) -> str | None:
     for name in names:
         value = message.get(name)
         if isinstance(value, str) and value:
