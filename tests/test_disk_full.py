@@ -17,7 +17,7 @@ import os
 import pytest
 from evalrun import run_evals
 
-from needle_lib.benches.runfiles import Journal
+from needle_lib.benches.runfiles import SearchJournal
 from needle_lib.diskfull import DISK_FULL_EXIT, disk_full_message, is_no_space
 from needle_lib.jsonio import write_json_atomic
 
@@ -85,7 +85,7 @@ def test_a_failed_atomic_write_names_its_file_and_keeps_the_previous_version(tmp
 
 
 def test_a_journal_that_cannot_append_names_itself(tmp_path):
-    journal = Journal(tmp_path / "r.partial.jsonl", {"bench": "news"})
+    journal = SearchJournal(tmp_path / "r.partial.jsonl", {"bench": "news"})
 
     class Full:
         def write(self, _: str) -> None:

@@ -13,11 +13,12 @@ import sys
 from pathlib import Path
 
 from needle_lib.benches.compare import SearchComparison, compare_search_runs
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX, read_run
+from needle_lib.benches.runfiles import read_run
 from needle_lib.contract.schema import SchemaError, SearchRun, read_json_file, validate_search_run
 from needle_lib.dashboard.paired import ComparisonError, PairedComparison, compare_runs
 from needle_lib.dashboard.runs import Run, parse_run
 from needle_lib.jsonio import write_text_atomic
+from needle_lib.kernel.journal import JOURNAL_SUFFIX
 from needle_lib.metrics.flips import Flip, flip_lines
 from needle_lib.recall.rescore import dump_corpus, policy_of, rescore_dump
 from needle_lib.report.compare_html import flips_page

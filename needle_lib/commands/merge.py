@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.benches.merge import merge_search, read_search_part
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX
 from needle_lib.contract.schema import SchemaError, read_json_file
 from needle_lib.jsonio import write_json_atomic
+from needle_lib.kernel.journal import JOURNAL_SUFFIX
 from needle_lib.recall.merge import Merged, MergeError, Part, merge_recall
 
 Merger = Callable[[list[Part]], Merged]

@@ -42,9 +42,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from needle_lib.benches.journal_lock import remove_if_abandoned
 from needle_lib.benches.registry import BENCH_NAMES
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX, journal_path, read_run
+from needle_lib.benches.runfiles import read_run
 from needle_lib.contract.outcome import is_answered
 from needle_lib.contract.records import SearchCaseRecord
 from needle_lib.contract.schema import (
@@ -56,6 +55,7 @@ from needle_lib.contract.schema import (
 from needle_lib.contract.setup import SetupMismatch, resume_source, setup_differences
 from needle_lib.contract.setup import refusal as setup_refusal
 from needle_lib.diskfull import DISK_FULL_EXIT
+from needle_lib.kernel.journal import JOURNAL_SUFFIX, journal_path, remove_if_abandoned
 from needle_lib.plugin.collect import recall_plan, runs_recall, search_case_of, search_plan
 from needle_lib.plugin.html import drop_default_report
 from needle_lib.plugin.scorecard import record_of
