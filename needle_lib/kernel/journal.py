@@ -24,8 +24,8 @@ from typing import IO
 
 import msgspec
 
+from needle_lib.contract.schema import SchemaError
 from needle_lib.jsonio import name_the_file
-from needle_lib.tomlconf import ConfigError
 
 try:
     import fcntl
@@ -123,21 +123,21 @@ def journal_entries(path: Path) -> Iterator[tuple[int, str, JournalObject]]:
         with path.open("rb") as lines:
             for number, line in enumerate(lines, start=1):
                 if cut is not None:
-                    raise ConfigError(f"{path}:{cut}: not JSON")
+                    raise SchemaError(f"{path}:{cut}: not JSON")
                 try:
                     entry = _decode(line)
                 except ValueError:
                     cut = number
                     continue
                 if not isinstance(entry, dict):
-                    raise ConfigError(f"{path}:{number}: not a journal entry (an object "
+                    raise SchemaError(f"{path}:{number}: not a journal entry (an object "
                                       "with 'header' or 'case')")
                 for kind in ("header", "case"):
                     record = entry.get(kind)
                     if kind in entry:
                         if not isinstance(record, dict):
-                            raise ConfigError(f"{path}:{number}: '{kind}' is not an object")
+                            raise SchemaError(f"{path}:{number}: '{kind}' is not an object")
                         yield number, kind, record
                         break
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read journal: {exc}") from None
+        raise SchemaError(f"{path}: cannot read journal: {exc}") from None

@@ -19,7 +19,7 @@ from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.benches.run_reports import SearchReports
 from needle_lib.contract.outcome import Outcome, report_outcome
 from needle_lib.contract.records import CaseRecord
-from needle_lib.contract.schema import SchemaError, read_recall_dump
+from needle_lib.contract.schema import SchemaError
 from needle_lib.diskfull import DISK_FULL_EXIT, disk_full_message, is_no_space
 from needle_lib.plugin.collect import plan_key
 from needle_lib.plugin.html import HtmlReport
@@ -28,6 +28,7 @@ from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.settings import dump_path, result_store, results_dir, settings, use_color
 from needle_lib.recall.dumps import RecallDumps
 from needle_lib.recall.gates import GateSettings, check_gates
+from needle_lib.recall.journal import read_recall_run
 from needle_lib.recall.results import INCOMPLETE_STATUS
 from needle_lib.report.search_summary import engine_table
 from needle_lib.report.terminal import effective_length_section, summary_table
@@ -63,7 +64,7 @@ def gate_settings(config: pytest.Config) -> GateSettings:
     baseline = None
     if run.baseline:
         try:
-            baseline = read_recall_dump(Path(run.baseline))
+            baseline = read_recall_run(Path(run.baseline))
         except SchemaError as exc:
             raise pytest.UsageError(f"--baseline: {exc}") from None
     return GateSettings(min_score=run.min_score, min_pass_rate=run.min_pass_rate,
@@ -107,6 +108,7 @@ class Controller:
         written stays as a killed run leaves it, for ``--resume``."""
         self.disk_full = exc
         self.html.abandon()
+        self.recall.abandon()
         self.search.abandon()
         pytest.exit(disk_full_message(exc, self.config.invocation_params.args),
                     returncode=DISK_FULL_EXIT)
