@@ -21,6 +21,7 @@ from needle_lib.contract.outcome import Outcome, report_outcome
 from needle_lib.contract.records import CaseRecord
 from needle_lib.contract.schema import SchemaError
 from needle_lib.diskfull import DISK_FULL_EXIT, disk_full_message, is_no_space
+from needle_lib.kernel.benchmark import RunWriter
 from needle_lib.plugin.collect import plan_key
 from needle_lib.plugin.html import HtmlReport
 from needle_lib.plugin.resume import note_resumed, resume_notes, resumed
@@ -83,6 +84,9 @@ class Controller:
         self.search = SearchReports(
             results_dir(config), Path(run.report) if run.report else None, part=part,
             shard={"index": shard.index, "count": shard.count, "by": "query"} if shard else None)
+        #: each family's journals and results, by the record kind it files
+        self.writers: dict[str, RunWriter[dict[str, Any]]] = {
+            "recall": self.recall, "search": self.search}
         self.gates = gate_settings(config)
         #: Outcome per node id, so a teardown report can re-file its case with the verdict.
         self.settled: dict[str, Outcome] = {}
@@ -108,8 +112,8 @@ class Controller:
         written stays as a killed run leaves it, for ``--resume``."""
         self.disk_full = exc
         self.html.abandon()
-        self.recall.abandon()
-        self.search.abandon()
+        for writer in self.writers.values():
+            writer.abandon()
         pytest.exit(disk_full_message(exc, self.config.invocation_params.args),
                     returncode=DISK_FULL_EXIT)
 
@@ -137,10 +141,7 @@ class Controller:
         self._add(report, record, outcome)
 
     def _add(self, report: pytest.TestReport, record: CaseRecord, outcome: Outcome) -> None:
-        if record["kind"] == "recall":
-            self.recall.add(record, outcome)
-        elif record["kind"] == "search":
-            self.search.add(record, outcome)
+        self.writers[record["kind"]].add(record, outcome)
         self.html.add_case(report, record, outcome)
 
     def _teardown_failed(self, report: pytest.TestReport, record: CaseRecord) -> None:
@@ -187,10 +188,10 @@ class Controller:
         if not self.ran_cases and not settings(self.config).collectonly \
                 and session.exitstatus != pytest.ExitCode.USAGE_ERROR:  # refused: it says why
             self._note(self._nothing_ran())
-        self.finished = self.recall.finish()
+        interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
+        self.finished = self.recall.finish(interrupted=interrupted)
         note_resumed(self.config, self.recall.paths)
-        self.search_finished = self.search.finish(
-            interrupted=session.exitstatus == pytest.ExitCode.INTERRUPTED)
+        self.search_finished = self.search.finish(interrupted=interrupted)
         self.html.summarise(self.finished, self.search_finished)
         self.gate_failures = check_gates(self.finished, self.gates)
         empty = [r["benchmark"] for r in self.search_finished if not r.get("scored_cases")]

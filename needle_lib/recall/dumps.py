@@ -22,7 +22,8 @@ Resumed = Callable[[str], "tuple[Path, list[dict[str, Any]]] | None"]
 
 
 class RecallDumps:
-    """One dump per (corpus, model), owned by the controller process only."""
+    """One dump per (corpus, model), owned by the controller process only: recall's
+    ``kernel.benchmark.RunWriter``."""
 
     def __init__(
         self, fixed_path: Callable[[str], Path | None], store: ResultStore, resumed: Resumed
@@ -61,8 +62,9 @@ class RecallDumps:
     def add(self, record: CaseRecord, outcome: Outcome) -> None:
         self._open(record).append({**record["case"], "outcome": outcome})
 
-    def finish(self) -> list[dict[str, Any]]:
-        """Write every dump as the fold of its journal, then remove the journal."""
+    def finish(self, *, interrupted: bool = False) -> list[dict[str, Any]]:
+        """Write every dump as the fold of its journal, then remove the journal. An
+        interrupted run's dump says so by itself: its cases not run make it incomplete."""
         finished = []
         for pair, journal in self.journals.items():
             journal.close(remove=False)
