@@ -241,7 +241,8 @@ def test_judgement_browser_pages_results_and_shows_gold_in_words(doms):
     assert "1–6 of 6 queries" in latest and latest.count('class="query"') == 6
     assert "rated 4" in latest and "4 FullyM" in latest and "freshness_gate pass" in latest
     finance = doms["finance-latest"]
-    assert "gold: ceo: gold f0" in finance and "{&#x27;field" not in finance
+    assert "gold: ceo: gold f0" in finance
+    assert "{&#x27;field" not in finance and "{&#39;field" not in finance  # no dict repr
     assert "no cue word" in finance and ">miss<" in finance
     across = doms["judgements"]  # the newest run of each bench: 6 + 6 + 4 + 6 queries
     assert "1–22 of 22 queries" in across and across.count('class="query"') == 22
