@@ -102,6 +102,18 @@ def test_a_killed_run_reads_back_with_every_case_its_journal_holds(tmp_path):
         assert dump["summary"]["cases"] == 2 and dump[STORED_AS] == f"runs/{PAIR}/{run_file.name}"
 
 
+def test_a_view_that_is_a_copy_folds_its_run_files_journal(tmp_path):
+    """Where symlinks are refused the latest view is a copy of the dump as the run
+    started; it names its run file (``stored_as``), whose journal is folded in."""
+    dumps = writer(tmp_path)
+    dumps.add(record(1), outcome(1))
+    view = tmp_path / f"{PAIR}.json"
+    view.unlink()
+    shutil.copy(dumps.paths[PAIR], view)
+    dumps.add(record(2), outcome(2))
+    assert [c["case_id"] for c in read_recall_run(view)["cases"]] == ["f1", "f2"]
+
+
 def test_a_resumed_run_journals_the_cases_it_keeps(tmp_path):
     earlier = tmp_path / "earlier.json"
     kept = [{**case(1, matched=4), "outcome": "passed", "resumed": True}]

@@ -78,6 +78,10 @@ def read_dump(path: Path) -> Any:
         data = None  # created, not yet written: the journal is the run
     unfinished = data is None or (isinstance(data, dict) and data.get("benchmark") == "recall"
                                   and data.get("in_progress") is not False)
+    if unfinished and not journal.is_file() and isinstance(data, dict) \
+            and isinstance(data.get(STORED_AS), str):
+        # a latest view that is a copy (no symlinks here): its run file's journal
+        journal = journal_path(path.parent / data[STORED_AS])
     if not unfinished or not journal.is_file():
         return data
     folded = fold_journal(journal, in_progress=True)
