@@ -9,20 +9,20 @@ peak memory.
 
 The journal stays the record of the run (a killed run is resumed and re-read from it). A
 case for a query already scored (a case run twice) makes the report come from the journal
-instead, as ``runfiles.Journal.finish`` builds it: the later case wins there, as always.
+instead, as ``runfiles.SearchJournal.finish`` builds it: the later case wins there, as always.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
 from needle_lib.benches.registry import report_fold
-from needle_lib.benches.runfiles import CaseTally, Journal, journal_path
+from needle_lib.benches.runfiles import CaseTally, SearchJournal
 from needle_lib.benches.tables import SpooledRows, SpooledTables
 from needle_lib.jsonio import write_json_by_line_atomic
+from needle_lib.kernel.journal import journal_path
 
 
 class LiveReport:
@@ -30,7 +30,7 @@ class LiveReport:
 
     def __init__(self, report_path: Path, header: dict[str, Any]) -> None:
         self.header = header
-        self.journal = Journal(journal_path(report_path), header)
+        self.journal = SearchJournal(journal_path(report_path), header)
         self._engines = frozenset(header["engines"])
         self._tables = SpooledTables()
         self._fold = report_fold(header, self._tables)
@@ -79,15 +79,14 @@ class LiveReport:
             write_json_by_line_atomic(report_path, report)
         finally:
             self._close_spools()
-        # held (and locked, ``journal_lock``) until the report is written
+        # held (and locked, ``kernel.journal``) until the report is written
         self.journal.close(remove=True)
         return summary_of(report)
 
     def abandon(self) -> None:
         """Close the journal as it stands and write no report (a full disk): the run reads
         back like a killed one, and ``--resume`` continues from its journal."""
-        with contextlib.suppress(OSError):  # the line that did not fit is the case in flight
-            self.journal.close(remove=False)
+        self.journal.abandon()
         self._close_spools()
 
     def _close_spools(self) -> None:

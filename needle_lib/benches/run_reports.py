@@ -20,6 +20,8 @@ from needle_lib.contract.records import CaseRecord
 
 
 class SearchReports:
+    """One report per bench: the search benches' ``kernel.benchmark.RunWriter``."""
+
     def __init__(self, results_dir: Path, report_path: Path | None, *, part: str = "",
                  shard: dict[str, Any] | None = None) -> None:
         self.results_dir = results_dir
