@@ -23,6 +23,7 @@ from needle_lib.benches.registry import report_fold
 from needle_lib.benches.runfiles import CaseTally, Journal, journal_path
 from needle_lib.benches.tables import SpooledRows, SpooledTables
 from needle_lib.jsonio import write_json_by_line_atomic
+from needle_lib.judge.identity import SeenJudges
 
 
 class LiveReport:
@@ -36,6 +37,7 @@ class LiveReport:
         self._fold = report_fold(header, self._tables)
         self._cases = SpooledRows()
         self._tally = CaseTally()
+        self._judges = SeenJudges()
         #: cases of queries some engine has not answered yet, by query, then engine, each
         #: with its JSON text (as journaled)
         self._open: dict[str, dict[str, tuple[dict[str, Any], str]]] = {}
@@ -63,6 +65,7 @@ class LiveReport:
         self._fold.add_query({engine: case for engine, (case, _) in present.items()})
         for case, text in present.values():
             self._tally.add(case)
+            self._judges.add(case)
             self._cases.append_encoded(text)
         self._scored.add(query_id)
 
@@ -73,7 +76,7 @@ class LiveReport:
         for query_id in list(self._open):  # in first-appearance order
             self._score(query_id)
         report = self._fold.report(in_progress=False)
-        self._tally.stamp(report, self.header, complete_run=complete_run)
+        self._tally.stamp(report, self._judges.stamp(self.header), complete_run=complete_run)
         report["cases"] = self._cases
         try:
             write_json_by_line_atomic(report_path, report)

@@ -20,6 +20,7 @@ from needle_lib.llm.errors import (
     LLMHTTPError,
     PromptTruncatedError,
 )
+from needle_lib.llm.formats import ResponseFormat
 from needle_lib.llm.overflow import detect_overflow, explain_overflow
 from needle_lib.llm.truncation import (
     explain_truncation,
@@ -99,9 +100,11 @@ def chat_url(base_url: str) -> str:
 
 
 def build_payload(
-    config: ModelConfig, messages: list[dict[str, Any]], *, max_tokens: int | None = None
+    config: ModelConfig, messages: list[dict[str, Any]], *, max_tokens: int | None = None,
+    response_format: ResponseFormat | None = None,
 ) -> dict[str, Any]:
-    """The JSON body; optional knobs are sent only when set, since strict servers reject them."""
+    """The JSON body; optional knobs are sent only when set, since strict servers reject them.
+    ``response_format`` asks for structured output (``llm.structured``)."""
     turns = list(messages)
     if config.prefill_no_think:
         turns.append({"role": "assistant", "content": NO_THINK_PREFILL})
@@ -116,6 +119,8 @@ def build_payload(
         payload["reasoning_effort"] = config.reasoning_effort
     if config.stop:
         payload["stop"] = list(config.stop)
+    if response_format is not None:
+        payload["response_format"] = response_format
     return payload
 
 
@@ -127,10 +132,12 @@ def prepare_request(
     max_tokens: int | None = None,
     prompt_tokens: int | None = None,
     tail_tokens: int | None = None,
+    response_format: ResponseFormat | None = None,
 ) -> ChatRequest:
     return ChatRequest(
         url=chat_url(config.base_url),
-        payload=build_payload(config, messages, max_tokens=max_tokens),
+        payload=build_payload(config, messages, max_tokens=max_tokens,
+                              response_format=response_format),
         model=config.name,
         estimated_prompt_tokens=prompt_tokens,
         estimated_tail_tokens=tail_tokens,
