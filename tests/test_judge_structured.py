@@ -40,9 +40,9 @@ RESULTS = [SearchResult(url=f"https://news.example/{i}", title=f"Rover lands {i}
 TINY = JsonSchema("tiny", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
 
 
-def client(url: str) -> AsyncChatClient:
+def client(url: str, retry: RetryPolicy | None = None) -> AsyncChatClient:
     config = resolve_model("fake-judge", {"base_url": url, "api_key": "k"})
-    return make_async_chat_client(config, retry=RetryPolicy(attempts=1))
+    return make_async_chat_client(config, retry=retry or RetryPolicy(attempts=1))
 
 
 # --- the request shapes ---------------------------------------------------------------------
@@ -101,7 +101,8 @@ async def test_the_shape_a_server_takes_is_learnt_from_its_refusals_once(
         formats: str, shape: str, asked: list[str]) -> None:
     with FakeOpenAIServer("wrong", formats=formats) as server:
         structured = StructuredOutput()
-        async with client(server.url) as chat:
+        # the default retry policy: a refusal, even llama-cpp-python's 500, is not retried
+        async with client(server.url, RetryPolicy()) as chat:
             for _ in range(2):
                 await structured.complete(chat, [{"role": "user", "content": "hi"}], TINY)
     assert structured.shape == structured.answered == shape

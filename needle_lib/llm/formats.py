@@ -6,8 +6,9 @@ Servers spell structured output two ways, and each refuses the spelling it does 
   {"name": …, "schema": …}}``; OpenAI, OpenRouter, vLLM, llama.cpp's ``llama-server`` and
   Ollama's ``/v1`` endpoint take it (each constrains decoding to the schema).
 - ``json_object``: ``{"type": "json_object", "schema": …}``, the older JSON-mode shape with
-  the schema beside it; llama-cpp-python's server takes only this one (a ``json_schema``
-  request gets HTTP 422) and turns the schema into a grammar.
+  the schema beside it; llama-cpp-python's server takes only this one and turns the schema
+  into a grammar (0.3.36 answers a ``json_schema`` request with HTTP 500 carrying its
+  validation error, ``'loc': ('body', 'response_format', 'type')``).
 
 ``text`` asks for nothing: the prompt's own instructions and the caller's parser. No
 ``strict`` flag is sent: OpenAI's strict mode refuses keywords such as ``maxLength``, which
@@ -24,8 +25,10 @@ from needle_lib.llm.errors import ContextOverflowError, LLMError, LLMHTTPError
 Shape = Literal["json_schema", "json_object", "text"]
 #: The shapes in the order they are tried: the documented one first, plain text last.
 SHAPES: tuple[Shape, ...] = ("json_schema", "json_object", "text")
-#: Statuses a server answers an unknown or unsupported request field with.
-REFUSAL_STATUSES = (400, 422)
+#: Statuses a server answers an unsupported request field with: 400 and 422 (FastAPI's
+#: validation error), and 500 from llama-cpp-python, whose error handler wraps the
+#: validation error. A 500 is retried first, like any 500: a run pays that once.
+REFUSAL_STATUSES = (400, 422, 500)
 #: Words a refusal of the field names (pydantic's 422 lists ``response_format``; vLLM,
 #: OpenAI and llama.cpp name the field or the schema).
 _REFUSAL_WORDS = ("response_format", "json_schema", "json schema")

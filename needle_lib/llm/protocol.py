@@ -20,7 +20,7 @@ from needle_lib.llm.errors import (
     LLMHTTPError,
     PromptTruncatedError,
 )
-from needle_lib.llm.formats import ResponseFormat
+from needle_lib.llm.formats import ResponseFormat, refuses_format
 from needle_lib.llm.overflow import detect_overflow, explain_overflow
 from needle_lib.llm.truncation import (
     explain_truncation,
@@ -169,14 +169,19 @@ def _overflow_error(req: ChatRequest, status: int, body: str) -> ContextOverflow
 
 
 def http_error(req: ChatRequest, status: int, body: str, retry_after: str | None) -> LLMError:
-    """The error for a non-2xx answer: a context overflow if the body says so."""
-    return _overflow_error(req, status, body) or LLMHTTPError(
+    """The error for a non-2xx answer: a context overflow if the body says so. A refusal of
+    the request's ``response_format`` is final, whatever its status (``llm.formats``): the
+    caller asks again in another shape, and repeating the same request cannot help."""
+    error = _overflow_error(req, status, body) or LLMHTTPError(
         status,
         req.excerpt(body) or "(empty body)",
         model=req.model,
         url=req.url,
         retry_after=parse_retry_after(retry_after),
     )
+    if "response_format" in req.payload and refuses_format(error):
+        error.retryable = False
+    return error
 
 
 def _bad(req: ChatRequest, what: str, body: str) -> LLMBadResponseError:

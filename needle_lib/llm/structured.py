@@ -3,8 +3,8 @@
 Why: a small local model rarely writes the exact JSON a parser wants when asked only in
 words (SmolLM2-135M as relevance judge: 30 of 30 replies unreadable), yet the same model
 under grammar-constrained decoding answers in the schema every time. So judges ask for
-their schema in OpenAI's shape first; a server that refuses it (HTTP 400/422 naming
-``response_format``) is asked in the next shape (``llm.formats.SHAPES``), down to plain
+their schema in OpenAI's shape first; a server that refuses it (an HTTP 400, 422 or 500
+naming ``response_format``) is asked in the next shape (``llm.formats.SHAPES``), down to plain
 text, where the caller's parser reads the reply as it always did. The step down is kept,
 so a run pays for each refusal once per client. A server that accepts the field and
 ignores it answers in text, which the same parser reads.

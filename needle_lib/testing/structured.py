@@ -4,8 +4,8 @@ for (``llm.formats``), and accept it or refuse it as one kind of real server doe
 - ``openai``: OpenAI's API (and OpenRouter, vLLM, llama.cpp's ``llama-server``): takes
   ``json_schema`` and plain ``json_object``.
 - ``llama-cpp-python``: its server's request model allows ``type`` ``text`` or
-  ``json_object`` only, and FastAPI answers anything else with a 422 naming
-  ``response_format``.
+  ``json_object`` only; anything else gets the validation error wrapped in an HTTP 500
+  (as 0.3.36 answers, seen against the real server).
 - ``none``: a server without structured output that says so: HTTP 400 naming the field.
 """
 
@@ -48,9 +48,12 @@ def check_format(server: str, asked: AskedFormat) -> Response | None:
     if asked.shape == "text" or asked.shape in _ACCEPTED[server]:
         return None
     if server == "llama-cpp-python":
-        detail = [{"type": "literal_error", "loc": ["body", "response_format", "type"],
-                   "msg": "Input should be 'text' or 'json_object'", "input": asked.shape}]
-        return 422, "application/json", json.dumps({"detail": detail}).encode()
+        message = ("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+                   "'response_format', 'type'), 'msg': \"Input should be 'text' or "
+                   f"'json_object'\", 'input': '{asked.shape}'}}")
+        return 500, "application/json", json.dumps({"error": {
+            "message": message, "type": "internal_server_error", "param": None,
+            "code": None}}).encode()
     return 400, "application/json", json.dumps({"error": {
         "message": "response_format is not supported by this server",
         "type": "invalid_request_error", "param": "response_format"}}).encode()
