@@ -4,7 +4,7 @@ Select with ``-k agentic_rare``; queries come from ``--queries`` (the filtered a
 rows, stratified by ``length_bucket`` when ``--sample`` is given).
 """
 
-from needle_lib.plugin.search.plan import check_relevance
+from needle_lib.plugin.search import check_relevance
 
 BENCH = "agentic_rare"
 

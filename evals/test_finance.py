@@ -6,7 +6,7 @@ whether the gold is in the engine's top K. recall@K, MRR@K and the breakdowns ar
 run report under ``results/search/``.
 """
 
-from needle_lib.plugin.search.plan import check_hit
+from needle_lib.plugin.search import check_hit
 
 BENCH = "finance"
 

@@ -8,7 +8,7 @@ MRR@K and ``by_suite``/``by_syntax``/``by_court`` are in the run report under
 ``results/search/``.
 """
 
-from needle_lib.plugin.search.plan import check_hit
+from needle_lib.plugin.search import check_hit
 
 BENCH = "legal"
 

@@ -6,7 +6,7 @@ the verdict here is whether the engine put a relevant result in its top K. The h
 nDCG@5 per engine, pooled across engines, is in the run report under ``results/search/``.
 """
 
-from needle_lib.plugin.search.plan import check_relevance
+from needle_lib.plugin.search import check_relevance
 
 BENCH = "news"
 

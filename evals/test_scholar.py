@@ -6,7 +6,7 @@ the verdict is whether the paper is in the engine's top K (10 by default). recal
 and ``by_bucket``/``by_age`` are in the run report under ``results/search/``.
 """
 
-from needle_lib.plugin.search.plan import check_hit
+from needle_lib.plugin.search import check_hit
 
 BENCH = "scholar"
 

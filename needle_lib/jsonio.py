@@ -131,7 +131,7 @@ def atomic_text_file(path: Path, *, durable: bool = True) -> Iterator[IO[str]]:
 def name_the_file(exc: BaseException, path: Path | str) -> None:
     """Make ``exc`` name ``path`` if it is an ``OSError`` that names no file: a failed
     ``write`` or ``flush`` (a full disk) does not say which file it was writing, and the
-    message a user gets must (``plugin.diskfull``)."""
+    message a user gets must (``needle_lib.diskfull``)."""
     if isinstance(exc, OSError) and exc.filename is None:
         exc.filename = str(path)
 

@@ -1,7 +1,9 @@
-"""Command-line options of ``pytest evals``: shared run options first, then per benchmark.
+"""Command-line options of ``pytest evals``: shared run options first, then per benchmark,
+and ``RunSettings``, their typed values.
 
-Light to import (no pytest, nothing of ``needle_lib.plugin``): the plugin registers them
-and hints at the nearest one when a name is mistyped.
+Light to import (no pytest, nothing of ``needle_lib.plugin``): the plugin registers them,
+hints at the nearest one when a name is mistyped, and builds one ``RunSettings`` at
+configure that everything else reads.
 """
 
 from __future__ import annotations
@@ -9,10 +11,13 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 from importlib.util import find_spec
 from typing import Any, Protocol
 
-from needle_lib.argtypes import parse_shard, positive_int
+import msgspec
+
+from needle_lib.argtypes import Shard, parse_shard, positive_int
 from needle_lib.benches.registry import BENCH_NAMES
 
 #: Old spellings of renamed options, each with the plugin module that owns the name when it
@@ -327,3 +332,89 @@ def _spellings(name: str) -> list[str]:
     return [name] + [
         old for old, (new, owner) in RENAMED.items() if new == name and find_spec(owner) is None
     ]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Every option a run was given, typed, read once at configure.
+
+    Why one record: the plugin's modules and the planners under it read the options they
+    need from here instead of asking pytest by name, so a renamed option is a type error
+    in one place, and the planners (``recall.plan``, ``benches.plan``) need no pytest.
+    Field names are the options' ``dest`` names (``tests/test_run_settings.py`` checks that
+    every option of ``add_options`` has one). The last three are pytest's own.
+    """
+
+    notes: str
+    results_dir: str | None
+    dump: str | None
+    no_color: bool
+    sample: int | None
+    seed: int | None
+    resume: bool
+    max_consecutive_errors: int
+    shard: Shard | None
+    shard_by: str
+    min_score: float | None
+    min_pass_rate: float | None
+    baseline: str | None
+    max_drop: float
+    queries: str | None
+    report: str | None
+    engines: str | None
+    skip_missing_keys: bool
+    num_results: int | None
+    snippet_chars: int
+    limit: int | None
+    judge_model: str | None
+    judge_concurrency: int
+    search_lookahead: int
+    judge: bool
+    model: tuple[str, ...]
+    corpus: tuple[str, ...]
+    base_url: str | None
+    api_key: str | None
+    max_tokens: int | None
+    temperature: float | None
+    request_timeout: float | None
+    concurrency: int | None
+    think: bool
+    function: tuple[str, ...]
+    file: str | None
+    repo: str | None
+    max_prompt_tokens: int | None
+    primary_lines: int | None
+    min_code_lines: int | None
+    relax_indent: bool | None
+    count_comments: bool | None
+    #: pytest's ``-k`` expression ("" when none)
+    keyword: str = ""
+    #: pytest's ``--collect-only``
+    collectonly: bool = False
+    #: pytest's ``--color`` (``auto``, ``yes`` or ``no``)
+    color: str = "auto"
+
+    @classmethod
+    def from_namespace(cls, namespace: object) -> RunSettings:
+        """The settings of a parsed command line (pytest's ``config.option``), checked
+        against the field types (a mismatch is a bug in ``add_options``); repeatable
+        options become tuples, so the record stays immutable."""
+        values = {field.name: getattr(namespace, field.name, field.default)
+                  for field in fields(cls)}
+        return msgspec.convert(values, cls)
+
+    @property
+    def searching(self) -> bool:
+        """Whether the run names search inputs (a query set or engines)."""
+        return bool(self.queries or self.engines)
+
+    @property
+    def has_query_set(self) -> bool:
+        """Whether the run can have search cases: only a query set (``--queries``) makes
+        them. Without one, the search half of the plugin is neither registered nor imported."""
+        return bool(self.queries)
+
+    @property
+    def writes_parts(self) -> bool:
+        """``--shard-by case``: each shard writes a dump part of a pair, not the pair's dump."""
+        return self.shard is not None and self.shard_by == "case"

@@ -28,7 +28,7 @@ def run_chromium(page: Path, profile: Path, *args: str, fragment: str = "") -> s
     uri = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
     result = subprocess.run(
         [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, uri],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True, text=True, timeout=600, check=False,
     )
     return result.stdout
 

@@ -46,19 +46,21 @@ def load_dump(results: Path, name: str) -> dict[str, Any]:
 
 
 def record_run(results: Path, behaviour: str | None, model: str, corpora: list[str],
-               *extra: str) -> None:
-    """Run ``pytest evals`` for real: the built-in reference model, or a loopback fake server."""
+               *extra: str) -> str:
+    """Run ``pytest evals`` for real: the built-in reference model, or a loopback fake server.
+    Returns what the run printed."""
     server = FakeOpenAIServer(behaviour) if behaviour else nullcontext()
     with server:
         url = ["--base-url", server.url] if behaviour else []
-        subprocess.run(
+        done = subprocess.run(
             [sys.executable, "-m", "pytest", str(REPO_ROOT / "evals"), f"--rootdir={REPO_ROOT}",
              "-p", "no:cacheprovider", "-q", "--no-color", "--results-dir", str(results),
              "--model", model, *url, *(f"--corpus={c}" for c in corpora), *extra],
-            cwd=REPO_ROOT, capture_output=True, check=False, timeout=120,
+            cwd=REPO_ROOT, capture_output=True, check=False, timeout=600,
         )
     for corpus in corpora:
         assert (results / f"{corpus}__{model}.json").exists(), f"no dump for {corpus}/{model}"
+    return done.stdout.decode("utf-8", "replace")
 
 
 def record_runs(results: Path, specs: list[tuple]) -> None:
@@ -67,7 +69,7 @@ def record_runs(results: Path, specs: list[tuple]) -> None:
             future.result()
 
 
-def wait_for_cases(path: Path, count: int, timeout: float = 60.0) -> dict[str, Any]:
+def wait_for_cases(path: Path, count: int, timeout: float = 600.0) -> dict[str, Any]:
     """The dump at ``path`` once it holds ``count`` cases (a run in flight rewrites it after
     every case); the generous deadline only bounds a broken run, it never paces a good one."""
     deadline = time.monotonic() + timeout

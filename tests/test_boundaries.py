@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from needle_lib.benches.plan import SearchCase
 from needle_lib.benches.queries import MAX_QUERY_CHARS, Query, file_sha256, load_queries
 from needle_lib.benches.rows import query_id
 from needle_lib.commands.status import completion_command
@@ -25,7 +26,6 @@ from needle_lib.names import (
     safe_file_name,
     unique_query_labels,
 )
-from needle_lib.plugin.search.plan import SearchCase
 from needle_lib.report.untrusted import escape_id_cell, result_link
 from needle_lib.rundirs import OWNER_FILE, clean_stale_run_dirs, make_run_dir
 from needle_lib.tomlconf import ConfigError

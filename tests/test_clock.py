@@ -17,7 +17,7 @@ from needle_lib.tomlconf import ConfigError
 REAL_TIME_READERS = {
     "clock.py": "the one source of the run's moment",
     "net/retry.py": "a Retry-After date counts down on the real clock",
-    "plugin/search/reports.py": "a report's start time is when it really ran",
+    "benches/run_reports.py": "a report's start time is when it really ran",
     "recall/store.py": "a run file is named by when the run really started",
 }
 WALL_CLOCK = re.compile(r"datetime\.(now|utcnow|today)\(|date\.today\(")
@@ -80,7 +80,7 @@ def test_a_report_records_the_pinned_moment_and_the_judges_today(monkeypatch):
 
 
 def test_the_search_report_header_carries_the_clock_from_session_start(monkeypatch, tmp_path):
-    from needle_lib.plugin.search.reports import SearchReports
+    from needle_lib.benches.run_reports import SearchReports
 
     monkeypatch.setenv(NOW_ENV, "2024-02-29T12:00:00Z")
     reports = SearchReports(tmp_path, None)

@@ -136,19 +136,20 @@ def test_every_needle_exception_has_one_root():
 def test_a_bug_while_planning_is_not_a_usage_error(pytester, monkeypatch):
     """Only Needle's usage errors become pytest's exit 4; any other error keeps its
     traceback (session.py once turned every ValueError into a usage error)."""
-    from needle_lib.plugin import session
+    from needle_lib.plugin import collect, settings
 
-    def broken(config):
+    def broken(run, contexts):
         raise ValueError("a bug, not bad input")
 
-    monkeypatch.setattr(session, "build_plan", broken)
+    config = SimpleNamespace(stash={settings.settings_key: None})
+    monkeypatch.setattr(collect, "build_plan", broken)
 
     with pytest.raises(ValueError, match="a bug"):
-        session.recall_plan(SimpleNamespace(stash={}))  # type: ignore[arg-type]
+        collect.recall_plan(config)  # type: ignore[arg-type]
 
-    def bad_input(config):
+    def bad_input(run, contexts):
         raise UsageError("configs/corpora/x.toml: no such file")
 
-    monkeypatch.setattr(session, "build_plan", bad_input)
+    monkeypatch.setattr(collect, "build_plan", bad_input)
     with pytest.raises(pytest.UsageError, match=r"x\.toml"):
-        session.recall_plan(SimpleNamespace(stash={}))  # type: ignore[arg-type]
+        collect.recall_plan(config)  # type: ignore[arg-type]

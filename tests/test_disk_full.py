@@ -18,8 +18,8 @@ import pytest
 from evalrun import run_evals
 
 from needle_lib.benches.runfiles import Journal
+from needle_lib.diskfull import DISK_FULL_EXIT, disk_full_message, is_no_space
 from needle_lib.jsonio import write_json_atomic
-from needle_lib.plugin.diskfull import DISK_FULL_EXIT, disk_full_message, is_no_space
 
 FAULT_PLUGIN = '''
 """Every write under NEEDLE_TEST_FULL_UNDER fails with ENOSPC after the first
@@ -100,7 +100,7 @@ def test_a_journal_that_cannot_append_names_itself(tmp_path):
 
 def test_the_message_is_one_line_with_the_file_and_a_quoted_resume_command(pytestconfig):
     error = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "results/a b.json")
-    message = disk_full_message(error, pytestconfig)
+    message = disk_full_message(error, pytestconfig.invocation_params.args)
     assert "\n" not in message
     assert message.startswith("needle: disk full writing results/a b.json (No space left")
     assert message.rstrip().endswith("--resume")

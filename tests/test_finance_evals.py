@@ -9,7 +9,7 @@ import pytest
 from evalrun import case_labels, run_evals
 
 from needle_lib.paths import REPO_ROOT
-from needle_lib.plugin.search.case_page import SUFFIX
+from needle_lib.report.case_page import SUFFIX
 from needle_lib.testing.search_server import JUDGE_DOWN, JUDGE_YES, FakeSearchServer
 
 

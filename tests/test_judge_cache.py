@@ -131,7 +131,7 @@ def test_processes_write_one_file_concurrently(tmp_path: Path) -> None:
         for worker in ("w1", "w2", "w3")
     ]
     for proc in procs:
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err
     with JudgeCache(path) as cache:
         assert len(cache) == 3 * count + count  # own rows per worker + one shared set
@@ -190,7 +190,7 @@ def test_eight_processes_open_one_fresh_cache_at_once_under_cpu_load(tmp_path: P
             assert answers == ["ok"] * workers, answers
         for proc in openers:
             proc.stdin.close()
-            assert proc.wait(timeout=60) == 0
+            assert proc.wait(timeout=600) == 0
     finally:
         for proc in [*burners, *openers]:
             if proc.poll() is None:

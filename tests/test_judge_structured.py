@@ -17,6 +17,7 @@ import jsonschema
 import pytest
 from evalrun import run_evals
 
+from needle_lib.cli import main
 from needle_lib.contract.schema import SchemaError, validate_search_run
 from needle_lib.judge import JudgeCache, JudgeError, RelevanceJudge, Verdict
 from needle_lib.judge.answer import AnswerJudge, parse_yes_no
@@ -32,6 +33,7 @@ from needle_lib.llm.protocol import build_payload
 from needle_lib.llm.structured import StructuredOutput
 from needle_lib.search.types import SearchResult
 from needle_lib.testing.openai_server import FakeOpenAIServer
+from needle_lib.testing.real_model import GGUF_ENV, GGUF_NAME, model_id, model_path
 from needle_lib.testing.search_server import JUDGE_YES, FakeSearchServer
 
 TODAY = date(2026, 7, 2)
@@ -224,3 +226,25 @@ def test_a_news_run_with_a_chatty_judge_rates_every_pair_and_says_how(
     assert all(e["judge_errors"] == 0 for e in report["engines"].values())
     assert report["judged_pairs"] > 0
     assert {c["judge_output"] for c in report["cases"]} == {"json_object"}
+
+
+# --- the real model's launcher, without starting it ----------------------------------------
+
+
+def test_serve_real_names_a_missing_model_file_in_one_line(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv(GGUF_ENV, str(tmp_path / "absent.gguf"))
+    assert main(["serve", "model", "--real", "--port", "0"]) != 0
+    err = capsys.readouterr().err
+    assert f"{GGUF_ENV}={tmp_path / 'absent.gguf'}: no such file" in err
+    assert "Traceback" not in err
+
+
+def test_another_gguf_is_served_under_its_own_name(monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path) -> None:
+    other = tmp_path / "qwen2.5-1.5b-instruct-q4_k_m.gguf"
+    other.write_bytes(b"GGUF")
+    monkeypatch.setenv(GGUF_ENV, str(other))
+    assert model_path() == other and model_id(other) == "qwen2.5-1.5b-instruct-q4_k_m"
+    assert model_id(Path("x") / GGUF_NAME) == "smollm2-135m"

@@ -348,7 +348,7 @@ def test_resolving_a_raw_model_id_loads_no_string_distance_library() -> None:
         capture_output=True,
         text=True,
         check=True,
-        timeout=120,
+        timeout=600,
     )
     assert proc.stdout.strip() == "False"
 

@@ -60,6 +60,19 @@ def test_escapes_that_change_the_path_stay_escaped() -> None:
     assert normalize_url("https://x.com/%ff") == "x.com/%FF"
 
 
+@pytest.mark.parametrize(("url", "key"), [
+    ("http://www.www.com", "www.com"),  # Hypothesis: once 'www.com', then 'com'
+    ("www.com/a", "www.com/a"),
+    ("https://www.www.example.com/a", "example.com/a"),
+    ("http://[::1]:80/x", "[::1]/x"),  # an IPv6 host lost its brackets: the key did not parse
+    ("http://[fe80::1]:8080/", "[fe80::1]:8080"),
+    ("http://[::1/x", "[::1/x"),  # unbalanced: urlsplit raised 'Invalid IPv6 URL'
+])
+def test_host_shapes_are_stable(url: str, key: str) -> None:
+    assert normalize_url(url) == key
+    assert normalize_url(key) == key
+
+
 @given(st.from_regex(r"https://x\.com(/([a-z~]|%[0-9A-Fa-f]{2}|é){1,6}){1,3}", fullmatch=True))
 def test_idempotent_with_escapes(url: str) -> None:
     once = normalize_url(url)
@@ -106,3 +119,20 @@ def test_controls_and_spaces_stay_escaped_in_paths() -> None:
     assert normalize_url("https://x.com/a%0B") == "x.com/a%0B"
     assert normalize_url("https://x.com/a%c2%a0") == "x.com/a%C2%A0"
     assert normalize_url("https://x.com/a%7F") == "x.com/a%7F"
+
+
+def test_literal_whitespace_and_controls_are_escaped_like_their_escapes() -> None:
+    """A literal no-break space, line separator or vertical tab is the same page as its
+    escape, and no key holds whitespace (it is a docno in TREC files)."""
+    assert normalize_url("https://x.com/a\u00a0b") == normalize_url("https://x.com/a%C2%A0b")
+    assert normalize_url("https://x.com/a\u2028b") == "x.com/a%E2%80%A8b"
+    assert normalize_url("https://x.com/\x0bx") == "x.com/%0Bx"
+    assert normalize_url("https://x .com/p") == "x%20.com/p"
+
+
+@given(st.text(max_size=40))
+def test_no_key_holds_whitespace_or_controls(tail: str) -> None:
+    host = tail.replace("[", "").replace("]", "")  # an unbalanced bracket is no host at all
+    for url in (f"https://x.com/{tail}", f"https://{host}/p", f"https://x.com/p?{tail}"):
+        key = normalize_url(url)
+        assert key.isprintable() and " " not in key, (url, key)

@@ -54,7 +54,7 @@ def _probe(tmp_path: Path, words: list[str], cwd: Path = REPO_ROOT) -> list[dict
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", *words, "-p", "plugins_probe", "-p", "no:cacheprovider",
          "-q", "--color=no", "-W", "error::pytest.PytestConfigWarning"],
-        cwd=cwd, capture_output=True, text=True, timeout=300,
+        cwd=cwd, capture_output=True, text=True, timeout=600,
         env={**os.environ, "PYTHONPATH": str(tmp_path), "PROBE_OUT": str(out)},
     )
     # the ini file's asyncio_* keys stay known when pytest-asyncio is not loaded
@@ -128,7 +128,7 @@ def test_case_ids_keep_their_shape_wherever_the_run_starts(cwd: Path) -> None:
         [sys.executable, "-m", "pytest", *(["evals"] if cwd == REPO_ROOT else []),
          "-k", "jquery and qwen36", "--model", "qwen36-35b", "--collect-only", "-q",
          "-p", "no:cacheprovider"],
-        cwd=cwd, capture_output=True, text=True, timeout=300,
+        cwd=cwd, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     ids = [line for line in proc.stdout.splitlines() if "::" in line]

@@ -28,6 +28,7 @@ from needle_lib.cli import main
 from needle_lib.continuous.ci import confidence_intervals
 from needle_lib.continuous.runs import ReportError, load_run, parse_ts, query_hash
 from needle_lib.continuous.store import Site, publish
+from needle_lib.dashboard.search_views import uniqueness_totals
 from needle_lib.metrics.bootstrap import cluster_bootstrap_means
 from needle_lib.metrics.overlap import family_uniqueness, pair_sharing
 from needle_lib.paths import REPO_ROOT
@@ -111,12 +112,60 @@ def test_uniqueness_counts_engine_families_as_one():
     assert (counts["exa"].relevant_unique_urls, counts["exa"].relevant_total_urls) == (1, 1)
     assert (counts["exa-instant"].unique_urls, counts["exa-instant"].relevant_unique_urls) \
         == (2, 1)
+    assert (counts["exa"].relevant_exclusive_urls,
+            counts["exa-instant"].relevant_exclusive_urls) == (1, 1)
     assert (counts["brave"].unique_urls, counts["brave"].num_queries) == (1, 1)
     assert counts["exa"].num_queries == 1
     with_no_families = family_uniqueness(per_query, lambda engine: engine)
     # a.example/1 is now shared with another "family"; the solo query counts instead
     assert (with_no_families["exa"].unique_urls, with_no_families["exa"].num_queries) == (1, 2)
     assert with_no_families["exa-instant"].unique_urls == 1
+
+
+def test_relevant_unique_is_not_returned_as_relevant_elsewhere_exclusive_not_at_all():
+    """NEEDLE's ``relevant_unique_urls``: a relevant URL another family also returned, but
+    not as relevant, is still unique; ``relevant_exclusive_urls`` counts only those no
+    other family returned at all."""
+    per_query = [{
+        "exa": [("https://both-good.example/", True), ("https://exa-good.example/", True),
+                ("https://nobody-else.example/", True)],
+        "brave": [("https://both-good.example", True), ("https://exa-good.example", False),
+                  ("https://brave-only.example", False)],
+    }]
+    counts = family_uniqueness(per_query, family)
+    exa, brave = counts["exa"], counts["brave"]
+    assert (exa.relevant_total_urls, exa.relevant_unique_urls,
+            exa.relevant_exclusive_urls) == (3, 2, 1)
+    assert (exa.unique_urls, exa.total_urls) == (1, 3)
+    assert (brave.relevant_total_urls, brave.relevant_unique_urls,
+            brave.relevant_exclusive_urls) == (1, 0, 0)
+
+
+def test_uniqueness_rows_from_before_the_exclusive_count_keep_their_meaning(tmp_path):
+    """A row published before ``relevant_exclusive_urls`` existed stored that count under
+    ``relevant_unique_urls``: read as exclusive, and kept out of the relevant-unique share
+    (whose rows record what NEEDLE counts)."""
+    cases = [judged_case("q", "query", "exa", [4, 4], urls=["https://p/1", "https://p/2"]),
+             judged_case("q", "query", "brave", [0], urls=["https://p/2"])]
+    path = write_report(tmp_path, header("news", "judged", ["exa", "brave"], 1, START),
+                        cases, START)
+    site = tmp_path / "h"
+    publish([load_run(path)], site)
+    (new,) = [r for r in rows(site, "uniqueness") if r["engine"] == "exa"]
+    # p/2 is relevant for exa, returned by brave rated 0: unique, not exclusive
+    assert (new["relevant_unique_urls"], new["relevant_exclusive_urls"],
+            new["relevant_total_urls"]) == (2, 1, 2)
+    old = {key: new[key] for key in ("bench", "ts", "engine", "family", "unique_urls",
+                                     "total_urls", "num_queries")}
+    old.update(run_id="20260630T231700Z", relevant_unique_urls=5, relevant_total_urls=7)
+    with (site / "uniqueness.jsonl").open("a", encoding="utf-8") as stream:
+        stream.write(json.dumps(old) + "\n")
+    history = Site.load(site)
+    totals = uniqueness_totals(history.uniqueness, "news", parse_ts(new["ts"]))["exa"]
+    assert totals["relevant_exclusive_urls"] == 1 + 5
+    assert totals["relevant_total_urls"] == 2 + 7
+    assert (totals["relevant_unique_urls"], totals["relevant_unique_of"]) == (2, 2)
+    assert main(["dashboard", "--site", str(site)]) == 0  # an old row still charts
 
 
 def test_pair_sharing_counts_shared_and_low_rated_urls():
@@ -292,7 +341,7 @@ def test_concurrent_publishers_all_land(tmp_path):
                                "--site", str(site)], cwd=REPO_ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for p in paths]
     for proc in procs:
-        _, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err
     assert {r["run_id"] for r in rows(site, "history")} == {
         f"20260701T0{h}1700Z" for h in range(4)}

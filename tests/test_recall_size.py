@@ -107,7 +107,7 @@ def test_counts_are_remembered_on_disk_so_a_warm_process_never_loads_the_tokeniz
 
     def run() -> list[str]:
         out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                             text=True, check=True, timeout=120).stdout.split()
+                             text=True, check=True, timeout=600).stdout.split()
         return out
 
     expected = str(count_tokens("def f(x):\n    return x + 41\n"))

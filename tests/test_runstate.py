@@ -8,13 +8,13 @@ import sys
 import threading
 from pathlib import Path
 
-from needle_lib.plugin.runstate import RunState
+from needle_lib.kernel.runstate import RunState
 
 #: A worker that claims the preflight and is SIGKILLed while running it.
 KILLED_CLAIMANT = """
 import os, signal, sys
 from pathlib import Path
-from needle_lib.plugin.runstate import RunState
+from needle_lib.kernel.runstate import RunState
 RunState(Path(sys.argv[1])).preflight("c__m", lambda: os.kill(os.getpid(), signal.SIGKILL))
 """
 

@@ -54,12 +54,12 @@ async def _no_sleep(_: float) -> None:
 
 
 async def _search(engine: str, *, snippet_chars: int = 300, env: dict[str, str] | None = None,
-                  num_results: int = 5):
+                  num_results: int = 5, query: str = QUERY):
     async with httpx.AsyncClient(verify=TLS) as http, make_engine(
         engine, snippet_chars=snippet_chars, env=_env(engine) if env is None else env,
         sleep=_no_sleep, timeout=5.0, client=http,
     ) as client:
-        return await client.search(QUERY, num_results=num_results)
+        return await client.search(query, num_results=num_results)
 
 
 def test_every_registered_engine_has_a_case() -> None:
@@ -134,7 +134,7 @@ async def test_no_snippet_budget_sent_when_uncapped(engine: str) -> None:
         await _search(engine, snippet_chars=0)
     sent = route.calls.last.request
     text = sent.url.query.decode() + sent.content.decode()
-    for field in ("snippet_max_length", "maxCharacters", "maxDescriptionLength"):
+    for field in ("snippet_max_length", "maxCharacters", "maxDescriptionLength", "max_tokens"):
         assert field not in text
 
 
@@ -203,15 +203,40 @@ async def test_octen_envelope_code_is_an_api_error() -> None:
     assert outcome.error == "octen: API error code 401: invalid key"
 
 
-@pytest.mark.parametrize("message", [
-    "Bing didn't return any results for this query.",
-    "Bing did not return any results for this query",
+def _bing_says(message: str) -> None:
+    respx.get("https://www.searchapi.io/api/v1/search").mock(
+        return_value=httpx.Response(200, json={"error": message}))
+
+
+NO_RESULTS = "Bing didn't return any results for this query."
+
+
+@pytest.mark.parametrize("query", [
+    QUERY, "acme site:sec.gov", 'acme "annual report"', "acme “annual report” filing",
+    "site:sec.gov after:2025-01-01",
 ])
-async def test_bing_no_results_error_is_an_empty_result(message: str) -> None:
+@pytest.mark.parametrize("message", [NO_RESULTS, "Bing did not return any results"])
+async def test_bing_no_results_is_an_empty_answer_to_a_narrow_query(message: str,
+                                                                     query: str) -> None:
     with respx.mock:
-        respx.get("https://www.searchapi.io/api/v1/search").mock(
-            return_value=httpx.Response(200, json={"error": message})
-        )
-        outcome = await _search("bing")
+        _bing_says(message)
+        outcome = await _search("bing", query=query)
     assert outcome.ok
     assert outcome.results == ()
+
+
+@pytest.mark.parametrize("query", ["acme annual report", "ecb rate decision after:2025-01-01"])
+async def test_bing_no_results_to_a_plain_query_is_an_error(query: str) -> None:
+    """Bing is asked the plain text (dates are dropped): "no results" there is SearchApi's
+    failed scrape, not a page-less web."""
+    with respx.mock:
+        _bing_says(NO_RESULTS)
+        outcome = await _search("bing", query=query)
+    assert outcome.error == f"bing: API error: {NO_RESULTS}"
+
+
+async def test_bing_other_errors_stay_errors_for_narrow_queries() -> None:
+    with respx.mock:
+        _bing_says("Invalid API key.")
+        outcome = await _search("bing", query="acme site:sec.gov")
+    assert outcome.error == "bing: API error: Invalid API key."

@@ -14,6 +14,7 @@ import pytest
 from browser import dom_text
 from search_runs import START, header, known_case, snapshot
 
+from needle_lib.benches.run_reports import SearchReports
 from needle_lib.benches.runfiles import Journal, finish_run, journal_path, read_run
 from needle_lib.cli import main
 from needle_lib.commands.publish import load_runs
@@ -22,7 +23,6 @@ from needle_lib.continuous.parts import PARTS, PartInfo, group_parts, merged_nam
 from needle_lib.continuous.runs import iso
 from needle_lib.continuous.store import Site
 from needle_lib.contract.outcome import Outcome
-from needle_lib.plugin.search.reports import SearchReports
 
 ENGINES = ["exa", "keenable"]
 

@@ -52,11 +52,19 @@ def test_invalid_tavily_depth_is_a_clear_error() -> None:
         make_engine("tavily", env={"TAVILY_API_KEY": "k", "TAVILY_DEPTH": "deepest"})
 
 
+@pytest.mark.parametrize("locale", ["german", "de", "deu/de", "de/de/x", "d1/de"])
+def test_invalid_serper_locale_is_a_clear_error(locale: str) -> None:
+    with pytest.raises(ValueError, match=f"SERPER_LOCALE must be <country>/<language> such "
+                                         f"as us/en or br/pt-br; got '{locale}'"):
+        make_engine("google", env={"SERPER_API_KEY": "k", "SERPER_LOCALE": locale})
+
+
 def test_engine_rows_report_set_without_values() -> None:
     rows = {row[0]: row for row in engine_rows({"EXA_API_KEY": "ex-123", "TAVILY_DEPTH": "fast"})}
     assert rows["exa"][2:] == ("built-in", "EXA_API_KEY", "set")
     assert rows["exa-instant"][1] == "instant"
     assert rows["google"][3:] == ("SERPER_API_KEY", "unset")
+    assert rows["google"][1] == "us/en"  # the locale, until SERPER_LOCALE sets another
     assert rows["keenable"][4].startswith("unset (optional")
     assert rows["tavily"][1] == "fast"
     assert rows["searxng"][2:] == ("configs/engines/searxng.toml", "-",

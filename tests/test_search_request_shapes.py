@@ -70,6 +70,15 @@ def _exa(query: str, **extra: Any) -> dict[str, Any]:
             "contents": {"highlights": {"maxCharacters": 300}}, **extra}
 
 
+def _google(q: str, **extra: Any) -> dict[str, Any]:
+    return {"q": q, "num": 5, "gl": "us", "hl": "en", **extra}
+
+
+def _octen(query: str, **extra: Any) -> dict[str, Any]:
+    return {"query": query, "count": 5, "highlight": {"enable": True, "max_tokens": 100},
+            **extra}
+
+
 def _parallel(query: str, **policy: Any) -> dict[str, Any]:
     settings: dict[str, Any] = {"max_results": 5}
     if policy:
@@ -95,14 +104,12 @@ SHAPES: dict[str, dict[str, dict[str, Any]]] = {
         "multi-site": _exa("fed minutes", includeDomains=MULTI),
         "dated": _exa("ecb rate decision", startPublishedDate=START, endPublishedDate=END),
     },
-    "google": {
-        "plain": {"q": "nvidia quarterly net income", "num": 5},
-        "long": {"q": f"{LONG} site:sec.gov", "num": 5},
-        "ops-only": {"q": "site:sec.gov", "num": 5, "tbs": "cdr:1,cd_min:1/1/2025"},
-        "multi-site": {"q": "fed minutes (site:federalreserve.gov OR site:reuters.com)",
-                       "num": 5},
-        "dated": {"q": "ecb rate decision", "num": 5,
-                  "tbs": "cdr:1,cd_min:1/1/2025,cd_max:3/31/2025"},
+    "google": {  # the locale pinned to us/en unless SERPER_LOCALE says otherwise
+        "plain": _google("nvidia quarterly net income"),
+        "long": _google(f"{LONG} site:sec.gov"),
+        "ops-only": _google("site:sec.gov", tbs="cdr:1,cd_min:1/1/2025"),
+        "multi-site": _google("fed minutes (site:federalreserve.gov OR site:reuters.com)"),
+        "dated": _google("ecb rate decision", tbs="cdr:1,cd_min:1/1/2025,cd_max:3/31/2025"),
     },
     "bing": {
         "plain": {"engine": "bing", "q": "nvidia quarterly net income", "num": "5"},
@@ -151,14 +158,13 @@ SHAPES: dict[str, dict[str, dict[str, Any]]] = {
                   "search_after_date_filter": "1/1/2025",
                   "search_before_date_filter": "3/31/2025"},
     },
-    "octen": {
-        "plain": {"query": "nvidia quarterly net income", "count": 5},
-        "long": {"query": head(73), "count": 5, "include_domains": ["sec.gov"]},  # 500 chars
-        "ops-only": {"query": "", "count": 5, "include_domains": ["sec.gov"],
-                     "start_time": "2025-01-01T00:00:00Z"},
-        "multi-site": {"query": "fed minutes", "count": 5, "include_domains": MULTI},
-        "dated": {"query": "ecb rate decision", "count": 5,
-                  "start_time": "2025-01-01T00:00:00Z", "end_time": "2025-03-31T23:59:59Z"},
+    "octen": {  # highlights asked for; 300 snippet chars = 100 tokens (Octen's minimum)
+        "plain": _octen("nvidia quarterly net income"),
+        "long": _octen(head(73), include_domains=["sec.gov"]),  # 500 chars
+        "ops-only": _octen("", include_domains=["sec.gov"], start_time="2025-01-01T00:00:00Z"),
+        "multi-site": _octen("fed minutes", include_domains=MULTI),
+        "dated": _octen("ecb rate decision", start_time="2025-01-01T00:00:00Z",
+                        end_time="2025-03-31T23:59:59Z"),
     },
     "ceramic": {  # no operators in its API: dropped; 300 snippet chars raised to the minimum
         "plain": {"query": "nvidia quarterly net income", "maxDescriptionLength": 1000},
@@ -251,6 +257,14 @@ async def test_brave_query_clipped_to_400_characters_keeping_sites() -> None:
     assert q == " ".join(words[:23]) + " (site:a.com OR site:b.org)"  # 367 + 27 characters
 
 
+@pytest.mark.parametrize(("locale", "gl", "hl"), [("de/de", "de", "de"),
+                                                  ("BR/pt-BR", "br", "pt-br")])
+async def test_google_locale_from_serper_locale(locale: str, gl: str, hl: str) -> None:
+    request = await capture("google", "gpu prices",
+                            env={"SERPER_API_KEY": KEY, "SERPER_LOCALE": locale})
+    assert json.loads(request.content) == {"q": "gpu prices", "num": 5, "gl": gl, "hl": hl}
+
+
 async def test_octen_trims_at_a_word_boundary() -> None:
     request = await capture("octen", "x" * 7 + " " + "y" * 600)
     assert json.loads(request.content)["query"] == "x" * 7
@@ -268,6 +282,18 @@ async def test_keenable_keyless_sends_tokens_to_the_public_endpoint() -> None:
     assert "X-API-Key" not in request.headers
     assert request.headers["X-Keenable-Title"] == "needle"
     assert json.loads(request.content)["query"] == SHAPES["keenable"]["multi-site"]["query"]
+
+
+@pytest.mark.parametrize(("snippet_chars", "highlight"), [
+    (50, {"enable": True, "max_tokens": 100}),  # Octen's minimum
+    (2000, {"enable": True, "max_tokens": 667}),  # the default cap, at 3 characters a token
+    (100_000, {"enable": True, "max_tokens": 20_000}),  # Octen's maximum
+    (0, {"enable": True}),  # uncapped: the server's default length
+])
+async def test_octen_asks_for_highlights_sized_from_the_snippet_budget(
+        snippet_chars: int, highlight: dict[str, Any]) -> None:
+    request = await capture("octen", "gpu prices", snippet_chars=snippet_chars)
+    assert json.loads(request.content)["highlight"] == highlight
 
 
 async def test_exa_uncapped_asks_for_full_text() -> None:

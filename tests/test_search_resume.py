@@ -24,7 +24,7 @@ from test_search_pipeline import serve, without_timing
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX, Journal, journal_path, read_run
 from needle_lib.contract.outcome import is_answered
 from needle_lib.paths import REPO_ROOT
-from needle_lib.plugin.search.case_page import SUFFIX
+from needle_lib.report.case_page import SUFFIX
 
 NEWS = ("-k", "news", "--engines", "exa,brave")
 RESULTS_PER_CASE = 5  # the judged benches' default K: one verdict request per result

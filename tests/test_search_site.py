@@ -216,6 +216,13 @@ def test_independence_defines_suspicious_sharing_and_counts_shared_urls(built, d
     assert cells["brave", "exa"]["queries both answered"] == str(both + scholar)
     assert 'class="trace scatter' in doms["independence"]  # the borrowing graph drew
     assert "relevant unique share" in doms["independence"]
+    head, *body = Tables(doms["independence"]).tables["uniqueness"]
+    assert body
+    for row in body:
+        cell = dict(zip(head, row, strict=True))
+        # exclusive (returned by no other family) is a subset of unique (not as relevant)
+        assert int(cell["relevant exclusive"]) <= int(cell["relevant unique"]) <= int(cell["of"])
+        assert cell["of"] == cell["relevant"]  # every run published now records both counts
 
 
 def test_methodology_is_generated_from_the_runs(doms):

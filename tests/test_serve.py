@@ -42,7 +42,7 @@ def test_a_signal_stops_the_fake_and_removes_its_temporary_files(signum, preexec
         feeds = Path(re.search(r"--feeds (\S+)", output)[1])  # type: ignore[index]
         assert feeds.is_file()
         process.send_signal(signum)
-        assert process.wait(timeout=120) == 0
+        assert process.wait(timeout=600) == 0
     finally:
         process.kill()
         process.wait()
@@ -63,7 +63,7 @@ def test_serve_model_reports_the_context_a_server_of_that_kind_would() -> None:
         found = probe_context(resolve_model("m", {"base_url": url}))
         assert found is not None and found.loaded == 8192
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=120) == 0
+        assert process.wait(timeout=600) == 0
     finally:
         process.kill()
         process.wait()

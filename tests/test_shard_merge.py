@@ -37,7 +37,7 @@ def pytest_evals(results: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "pytest", str(EVALS / "test_recall.py"), f"--rootdir={REPO_ROOT}",
          "-p", "no:cacheprovider", "-q", "--no-color", "--results-dir", str(results), *args],
-        cwd=REPO_ROOT, capture_output=True, text=True, check=False, timeout=120,
+        cwd=REPO_ROOT, capture_output=True, text=True, check=False, timeout=600,
     )
 
 

@@ -179,7 +179,7 @@ def test_bench_script_runs_a_bench_and_its_report_publishes(tmp_path, capsys):
                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         result = subprocess.run(["bash", "scripts/search-bench.sh", "finance", str(data),
                                  str(out)], cwd=REPO_ROOT, env=env, capture_output=True,
-                                text=True, timeout=300, check=False)
+                                text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "failed" in result.stdout  # misses are results, not a broken run
     (report,) = (out / "search").glob("finance__finance__*.json")

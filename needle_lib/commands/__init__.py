@@ -13,6 +13,8 @@ COMMAND_MODULES: list[str] = [
     "needle_lib.commands.novel",
     "needle_lib.commands.dashboard",
     "needle_lib.commands.compare",
+    "needle_lib.commands.export",
+    "needle_lib.commands.judge_agreement",
     "needle_lib.commands.finance",
     "needle_lib.commands.merge",
     "needle_lib.commands.legal",

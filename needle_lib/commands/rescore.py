@@ -8,17 +8,9 @@ import sys
 from pathlib import Path
 
 from needle_lib.console import want_color
-from needle_lib.contract.records import RecallDump
 from needle_lib.contract.schema import read_recall_dump
-from needle_lib.recall.corpus import (
-    Corpus,
-    CorpusConfig,
-    ScoringPolicy,
-    recorded_repo_corpus,
-    resolve_corpus,
-    single_file_config,
-)
-from needle_lib.recall.rescore import rescore_dump
+from needle_lib.recall.corpus import ScoringPolicy
+from needle_lib.recall.rescore import dump_corpus, rescore_dump
 from needle_lib.recall.results import FAILED
 from needle_lib.report.terminal import case_headline, composition_line, explain_case, summary_table
 
@@ -48,19 +40,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _corpus_config(dump: RecallDump, name: str | None) -> CorpusConfig | Corpus:
-    if name:
-        return resolve_corpus(name)
-    source = dump["corpus"].get("config", "")
-    if source.startswith("repo:") and "repo" in dump["corpus"]:
-        return recorded_repo_corpus(dump["corpus"])  # no config: the dump records the files
-    if source.startswith("file:"):
-        return single_file_config(source.removeprefix("file:"))
-    if source and Path(source).is_file():
-        return resolve_corpus(source)
-    return resolve_corpus(dump["corpus"]["name"])
-
-
 def run(args: argparse.Namespace) -> int:
     dump = read_recall_dump(args.dump)
     stored = dump.get("scoring", {})
@@ -70,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         relax_indent=(args.relax_indent if args.relax_indent is not None
                       else stored.get("relax_indent", False)),
     )
-    rescored, diffs = rescore_dump(dump, _corpus_config(dump, args.corpus), policy)
+    rescored, diffs = rescore_dump(dump, dump_corpus(dump, args.corpus), policy)
     if args.json:
         json.dump(rescored, sys.stdout, ensure_ascii=False, indent=1)
         sys.stdout.write("\n")

@@ -13,6 +13,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from needle_lib.contract.records import RecallDump
 from needle_lib.contract.schema import SchemaError, read_json_file, validate_recall_dump
 from needle_lib.llm.config import resolve_model, sanitize_key
 from needle_lib.paths import MODELS_DIR, RESULTS_DIR
@@ -20,6 +21,7 @@ from needle_lib.recall.corpus import configured_corpus_names
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.score import SCORER_VERSION
 from needle_lib.recall.store import RUNS_DIR, ResultStore, pair_name
+from needle_lib.report.terminal import effective_length_section
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,8 +36,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def dump_state(path: Path) -> tuple[str, str]:
     """(state, detail) of one dump file; states in order of what a user must do."""
+    state, detail, _ = read_dump_state(path)
+    return state, detail
+
+
+def read_dump_state(path: Path) -> tuple[str, str, RecallDump | None]:
+    """(state, detail, the dump) of one dump file; no dump when it is missing, stale or
+    unreadable."""
     if not path.is_file():
-        return "missing", ""
+        return "missing", "", None
     try:
         data = read_json_file(path)
         if isinstance(data, dict) and (data.get("prompt_version"), data.get(
@@ -43,21 +52,21 @@ def dump_state(path: Path) -> tuple[str, str]:
             # an older Needle's dump: its shape may differ too; what matters is re-running
             return "stale", (f"prompt {data.get('prompt_version')} / scorer "
                              f"{data.get('scorer_version')}; current {PROMPT_VERSION} / "
-                             f"{SCORER_VERSION}")
+                             f"{SCORER_VERSION}"), None
         dump = validate_recall_dump(path, data)
     except SchemaError as exc:
-        return "unreadable", str(exc)
+        return "unreadable", str(exc), None
     summary = dump.get("summary", {})
     counts = (f"{summary.get('cases', 0)}/{summary.get('expected', '?')} cases, "
               f"{summary.get('errors', 0)} errors, {summary.get('skipped', 0)} skipped")
     if dump.get("in_progress"):
-        return "in progress", counts
+        return "in progress", counts, dump
     if not dump.get("valid", False):
-        return "invalid", counts
+        return "invalid", counts, dump
     if not dump.get("complete", False):
-        return "incomplete", counts
+        return "incomplete", counts, dump
     return "complete", (f"matched {summary.get('matched_pct')}%, "
-                        f"pass rate {summary.get('pass_rate')}%")
+                        f"pass rate {summary.get('pass_rate')}%"), dump
 
 
 def completion_command(corpus: str, model: str, state: str, source: str = "") -> str:
@@ -112,6 +121,7 @@ def _dump_keys(values: list[str]) -> list[tuple[str, str]]:
 
 def run(args: argparse.Namespace) -> int:
     rows = []
+    dumps: list[RecallDump] = []
     store = ResultStore(args.results)
     keys = _dump_keys(args.model)
     listed: set[str] = set()
@@ -119,20 +129,26 @@ def run(args: argparse.Namespace) -> int:
         for model, key in keys:
             pair = pair_name(corpus, key)
             listed.add(pair)
-            state, detail = dump_state(store.latest_path(pair))
+            state, detail, dump = read_dump_state(store.latest_path(pair))
             rows.append((pair, corpus, model, state, detail, ""))
+            dumps += [dump] if dump is not None else []
     wanted = {key for _, key in keys} if args.model else None
     for pair in stored_pairs(store):
         found = _stored_row(store, pair) if pair not in listed else None
         if found is None or (wanted is not None and found[1] not in wanted):
             continue
         corpus, _key, model, path, source = found
-        state, detail = dump_state(path)
+        state, detail, dump = read_dump_state(path)
         rows.append((pair, corpus, model, state, detail, source))
+        dumps += [dump] if dump is not None else []
     width = max(len(row[0]) for row in rows)
     for pair, corpus, model, state, detail, source in rows:
         line = f"{pair:<{width}}  {state:<11}  {detail}"
         print(line.rstrip())
         if state != "complete":
             print(f"{'':<{width}}  → {completion_command(corpus, model, state, source)}")
+    section = effective_length_section(dumps)
+    if section:
+        print()
+        print("\n".join(section))
     return 0

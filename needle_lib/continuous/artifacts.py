@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from needle_lib.benches.queries import file_sha256
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX, journal_path
 from needle_lib.continuous.runs import PublishedRun, ReportError
-from needle_lib.plugin.search.case_page import detail_path
+from needle_lib.report.case_page import detail_path
 
 
 @dataclass(frozen=True)

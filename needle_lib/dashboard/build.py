@@ -21,6 +21,7 @@ from needle_lib.dashboard.positions import SHIPPED_MANIFESTS, NovelSize, load_ma
 from needle_lib.dashboard.runs import Cohort, Run, Scan, scan_results
 from needle_lib.dashboard.search_pages import SearchHistory, write_search_pages
 from needle_lib.metrics.bootstrap import Interval
+from needle_lib.recall.effective_length import RULE, EffectiveLength, describe, effective_lengths
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.score import SCORER_VERSION
 
@@ -33,6 +34,8 @@ class Section:
     slug: str
     runs: list[Run]
     pages: dict[str, str] = field(default_factory=dict)
+    #: Effective lengths of the models whose novel family includes this corpus.
+    lengths: list[EffectiveLength] = field(default_factory=list)
 
     @property
     def title(self) -> str:
@@ -100,6 +103,20 @@ def _leaderboard_table(runs: list[Run]) -> str:
                        "valid targets", "errors", "dump"], rows)
 
 
+def effective_length_html(results: Sequence[EffectiveLength]) -> str:
+    """A line per model: its effective length, the pass rates it rests on, any note."""
+    if not results:
+        return ""
+    items = []
+    for result in results:
+        headline, *details = describe(result)
+        items.append(f'<li class="effective-length"><b>{escape(headline)}</b>'
+                     + "".join(f"<br>{escape(line.strip())}" for line in details) + "</li>")
+    return (f"<h2>Effective context length</h2><p>{escape(RULE)}; the interval is a paired "
+            "bootstrap over the targets valid at every size.</p><ul>" + "".join(items)
+            + "</ul>")
+
+
 def _paired_body(section: Section) -> str | None:
     parts = []
     for a, b, knob, (value_a, value_b) in one_knob_pairs(section.runs):
@@ -135,7 +152,7 @@ def _section_pages(section: Section) -> dict[str, tuple[str, Callable[[], str | 
     return {
         "leaderboard.html": ("leaderboard", lambda: figure(
             charts.leaderboard_figure(runs, f"Leaderboard — {title}"),
-            _leaderboard_table(runs))),
+            _leaderboard_table(runs) + effective_length_html(section.lengths))),
         "targets.html": ("targets × models", lambda: figure(
             charts.heatmap_figure(runs, f"Matched % per target — {title}"))),
         "composition.html": ("code vs prose", lambda: figure(
@@ -145,7 +162,8 @@ def _section_pages(section: Section) -> dict[str, tuple[str, Callable[[], str | 
 
 
 def _depth_pages(found: list[Section], manifest: dict[str, NovelSize],
-                 notes: list[str]) -> dict[str, tuple[str, str]]:
+                 notes: list[str],
+                 lengths: Sequence[EffectiveLength] = ()) -> dict[str, tuple[str, str]]:
     """One long-context page per scoring policy: a depth × size heat map per model and
     flavour (a Python and a TypeScript corpus of one size hold different targets)."""
     models: dict[str, dict[tuple[str, str], dict[str, Run]]] = defaultdict(
@@ -164,9 +182,12 @@ def _depth_pages(found: list[Section], manifest: dict[str, NovelSize],
     pages = {}
     for policy, by_model in sorted(models.items()):
         body = []
-        for (_, flavour), runs_by_size in sorted(by_model.items(), key=lambda kv: kv[0]):
+        for (model, flavour), runs_by_size in sorted(by_model.items(), key=lambda kv: kv[0]):
             sizes = sorted((manifest[c] for c in runs_by_size), key=lambda s: s.context_tokens)
             runs = [runs_by_size[s.corpus] for s in sizes]
+            body.append(effective_length_html([
+                r for r in lengths
+                if (r.model, r.family, r.policy) == (model, flavour, policy)]))
             body.append(site.figure_html(charts.depth_figure(
                 runs, sizes, f"{runs[0].label} · {flavour} — matched % by depth and "
                 "context length")))
@@ -213,6 +234,10 @@ def build_dashboard(results: Path | None, out: Path, *,
     scan = scan_results(results) if results is not None else Scan()
     notes = list(scan.notes)
     found = sections(scan.runs)
+    lengths = effective_lengths(run.dump for run in scan.runs)
+    for section in found:
+        section.lengths = [r for r in lengths if r.policy == section.cohort.policy
+                           and section.cohort.corpus in {s.corpus for s in r.sizes}]
     site.clear_pages(out)
     out.mkdir(parents=True, exist_ok=True)
     site.write_plotly_js(out)
@@ -229,7 +254,7 @@ def build_dashboard(results: Path | None, out: Path, *,
             pages.append(site.write_page(out, f"{section.slug}/{page}",
                                          f"{section.title} — {text}", body, nav))
     novel = load_manifests(manifests)
-    depth = _depth_pages(found, novel, notes)
+    depth = _depth_pages(found, novel, notes, lengths)
     for href, (title, body) in depth.items():
         pages.append(site.write_page(out, href, title, body))
     body = _index_body(found, depth, notes) if results is not None else ""

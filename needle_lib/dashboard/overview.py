@@ -218,15 +218,19 @@ def _independence(ctx: Context, tables: PageTables) -> str:
                    num(str(int(cell["low_shared_urls"])))], "errors" if flagged else "")
     unique = pooled_uniqueness(ctx.history, ctx.views)
     uniq = Table("uniqueness", ["engine", "unique URLs", "URLs", "unique share",
-                                "relevant unique", "relevant", "relevant unique share"])
+                                "relevant unique", "of", "relevant unique share",
+                                "relevant exclusive", "relevant", "relevant exclusive share"])
     for engine, counts in sorted(unique.items(), key=lambda item: -_share(
-            item[1], "relevant_unique_urls", "relevant_total_urls")):
+            item[1], "relevant_unique_urls", "relevant_unique_of")):
         uniq.add([Cell(engine), num(str(counts["unique_urls"])),
                   num(str(counts["total_urls"])),
                   num(f"{_share(counts, 'unique_urls', 'total_urls'):.1%}"),
                   num(str(counts["relevant_unique_urls"])),
+                  num(str(counts["relevant_unique_of"])),
+                  num(f"{_share(counts, 'relevant_unique_urls', 'relevant_unique_of'):.1%}"),
+                  num(str(counts["relevant_exclusive_urls"])),
                   num(str(counts["relevant_total_urls"])),
-                  num(f"{_share(counts, 'relevant_unique_urls', 'relevant_total_urls'):.1%}")])
+                  num(f"{_share(counts, 'relevant_exclusive_urls', 'relevant_total_urls'):.1%}")])
     rates = {pair: cell["shared_rate"] for pair, cell in sharing.items()}
     suspicious = {pair: int(cell["num_shared3"]) for pair, cell in sharing.items()}
     return (f'<p class="definition">{escape(SUSPICIOUS)}</p>'
@@ -238,7 +242,10 @@ def _independence(ctx: Context, tables: PageTables) -> str:
               "returned for the same query (variants of one index, such as exa and "
               "exa-instant, count as one family). Relevant: rated "
               f"{RELEVANT_RATING} ({LABELS[RELEVANT_RATING]}) or better on judged benches, "
-              "or the result carrying the gold on known-item benches.</p>"
+              "or the result carrying the gold on known-item benches. Relevant unique: no "
+              "other family returned the URL as relevant (NEEDLE's measure), of the "
+              "relevant URLs of the runs that record it; relevant exclusive: no other family "
+              "returned it at all.</p>"
             + tables.html(uniq))
 
 

@@ -17,6 +17,7 @@ from needle_lib.contract.setup import request_knobs
 from needle_lib.dashboard.runs import Run, stale_reasons
 from needle_lib.errors import UsageError
 from needle_lib.metrics.bootstrap import DEFAULT_SEED, Interval, paired_bootstrap_difference
+from needle_lib.metrics.flips import Flip, Verdict, find_flips
 from needle_lib.recall.results import PASSED
 
 
@@ -52,6 +53,8 @@ class PairedComparison:
     b_pass_rate: float
     pass_diff: Interval
     warnings: list[str]
+    #: Shared valid targets whose verdict changed, pass → fail first.
+    flips: list[Flip]
 
     @property
     def wins(self) -> int:
@@ -83,6 +86,7 @@ class PairedComparison:
             "pass_rate_diff": self.pass_diff.to_json(),
             "cases": [{"case_id": c.case_id, "a_ratio": c.a_ratio, "b_ratio": c.b_ratio}
                       for c in self.cases],
+            "flips": [flip.to_json() for flip in self.flips],
             "warnings": self.warnings,
         }
 
@@ -114,6 +118,12 @@ def _check_comparable(a: Run, b: Run) -> list[str]:
 
 def _ratio(case: dict[str, Any]) -> float:
     return case["matched"] / case["scored"] if case["scored"] else 0.0
+
+
+def _verdict(case: dict[str, Any]) -> Verdict:
+    """A target's verdict and its score as ``12/20 lines (60 %)``."""
+    return Verdict(case["outcome"] == PASSED,
+                   f"{case['matched']}/{case['scored']} lines ({100 * _ratio(case):.0f} %)")
 
 
 def _pct(numerators: list[float], denominators: list[float]) -> float:
@@ -154,6 +164,8 @@ def compare_runs(a: Run, b: Run, *, seed: int = DEFAULT_SEED) -> PairedCompariso
         pass_diff=paired_bootstrap_difference(passes[0], ones, passes[1], ones,
                                               seed=seed).scaled(100),
         warnings=warnings,
+        flips=find_flips({i: _verdict(c) for i, c in zip(shared, sides[0], strict=True)},
+                         {i: _verdict(c) for i, c in zip(shared, sides[1], strict=True)}),
     )
 
 

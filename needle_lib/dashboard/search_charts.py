@@ -235,12 +235,16 @@ def overlap_figure(engines: list[str], sums: dict[tuple[str, str], dict[str, flo
 
 def uniqueness_figure(totals: dict[str, dict[str, int]], colours: dict[str, str],
                       title: str) -> go.Figure:
-    """Share of an engine's URLs no other engine family returned: all, and relevant ones."""
+    """Share of an engine's URLs no other engine family returned: all; relevant ones no
+    other family returned as relevant (unique); relevant ones it did not return at all
+    (exclusive)."""
     engines = sorted(totals, key=lambda e: -_share(totals[e], "unique_urls", "total_urls"))
     fig = go.Figure()
     for label, part, whole, opacity in (
             ("all URLs: unique share", "unique_urls", "total_urls", 1.0),
-            ("relevant URLs: unique share", "relevant_unique_urls", "relevant_total_urls", 0.55)):
+            ("relevant URLs: unique share", "relevant_unique_urls", "relevant_unique_of", 0.7),
+            ("relevant URLs: exclusive share", "relevant_exclusive_urls",
+             "relevant_total_urls", 0.45)):
         shares = [_share(totals[e], part, whole) for e in engines]
         fig.add_trace(go.Bar(
             x=engines, y=shares, name=label, opacity=opacity,

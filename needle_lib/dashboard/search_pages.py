@@ -168,16 +168,20 @@ def _uniqueness(view: BenchView, history: Site) -> str:
     totals = uniqueness_totals(history.uniqueness, view.bench, view.end)
     colours = charts.engine_colours(view.engines)
     rows = [("", [site.cell(engine), *(site.cell(str(cell[k]), numeric=True) for k in (
-        "unique_urls", "total_urls", "relevant_unique_urls", "relevant_total_urls",
-        "num_queries"))]) for engine, cell in totals.items()]
+        "unique_urls", "total_urls", "relevant_unique_urls", "relevant_unique_of",
+        "relevant_exclusive_urls", "relevant_total_urls", "num_queries"))])
+        for engine, cell in totals.items()]
     return (site.figure_html(charts.uniqueness_figure(
                 totals, colours, f"{view.bench} — URLs no other engine family returned"))
             + "<p>Variants of one index count as one engine (exa/exa-instant, keenable/"
               "keenable-realtime, parallel/parallel-turbo): a URL only a sibling also "
               "returned is still unique. Relevant: rated “highly meets” or better (judged "
-              "benches), or the result that carried the gold (known-item).</p>"
-            + site.table(["engine", "unique URLs", "URLs", "relevant unique", "relevant",
-                          "queries"], rows))
+              "benches), or the result that carried the gold (known-item). Relevant unique: "
+              "no other family returned it as relevant (NEEDLE's measure; counted over the "
+              "runs that record it, “of”); relevant exclusive: no other family returned it "
+              "at all.</p>"
+            + site.table(["engine", "unique URLs", "URLs", "relevant unique", "of",
+                          "relevant exclusive", "relevant", "queries"], rows))
 
 
 def in_progress_html(history: Site, bench: str) -> str:

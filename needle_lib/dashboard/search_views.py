@@ -187,18 +187,40 @@ def mean_jaccard(overlap: list[dict[str, Any]], bench: str, end: datetime | None
     return sums
 
 
+#: Per-engine counts the uniqueness pages sum over a window (``uniqueness_counts``).
+UNIQUENESS_KEYS = ("unique_urls", "total_urls", "relevant_unique_urls", "relevant_unique_of",
+                   "relevant_exclusive_urls", "relevant_total_urls", "num_queries")
+
+
+def uniqueness_counts(row: dict[str, Any]) -> dict[str, int]:
+    """One ``uniqueness.jsonl`` row as the counts a window sums.
+
+    ``relevant_unique_of`` is the relevant URLs of the rows that know
+    ``relevant_unique_urls`` (the denominator of its share). Rows published before
+    ``relevant_exclusive_urls`` existed stored that count (relevant URLs no other family
+    returned at all) under ``relevant_unique_urls``: it is read as what it was, and such a
+    row adds nothing to the relevant-unique share instead of mixing two measures in one sum.
+    """
+    counts = {key: row[key] for key in ("unique_urls", "total_urls", "relevant_total_urls",
+                                        "num_queries")}
+    if "relevant_exclusive_urls" not in row:
+        return {**counts, "relevant_exclusive_urls": row["relevant_unique_urls"],
+                "relevant_unique_urls": 0, "relevant_unique_of": 0}
+    return {**counts, "relevant_exclusive_urls": row["relevant_exclusive_urls"],
+            "relevant_unique_urls": row["relevant_unique_urls"],
+            "relevant_unique_of": row["relevant_total_urls"]}
+
+
 def uniqueness_totals(uniqueness: list[dict[str, Any]], bench: str, end: datetime | None
                       ) -> dict[str, dict[str, int]]:
-    """Per engine, the window's URL counts summed over runs."""
+    """Per engine, the window's URL counts (``UNIQUENESS_KEYS``) summed over runs."""
     totals: dict[str, dict[str, int]] = {}
-    keys = ("unique_urls", "total_urls", "relevant_unique_urls", "relevant_total_urls",
-            "num_queries")
     for row in uniqueness:
         if row["bench"] != bench or end is None or not in_window(row, end):
             continue
-        cell = totals.setdefault(row["engine"], dict.fromkeys(keys, 0))
-        for key in keys:
-            cell[key] += row[key]
+        cell = totals.setdefault(row["engine"], dict.fromkeys(UNIQUENESS_KEYS, 0))
+        for key, value in uniqueness_counts(row).items():
+            cell[key] += value
     return totals
 
 

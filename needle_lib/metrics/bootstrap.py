@@ -63,6 +63,21 @@ def _check_lengths(*columns: Sequence[float]) -> int:
     return n
 
 
+def resample(statistic: Statistic, n: int, *, resamples: int = DEFAULT_RESAMPLES,
+             seed: int = DEFAULT_SEED) -> list[float]:
+    """The statistic on ``resamples`` draws of ``n`` case indices with replacement, sorted;
+    draws where it is undefined (None) are left out. For statistics whose interval is not
+    a pair of interpolated percentiles (one that takes a few discrete values, say)."""
+    rng = random.Random(seed)
+    population = range(n)
+    draws = []
+    for _ in range(resamples):
+        value = statistic(rng.choices(population, k=n))
+        if value is not None:
+            draws.append(value)
+    return sorted(draws)
+
+
 def _bootstrap(statistic: Statistic, n: int, *, resamples: int, seed: int,
                confidence: float) -> Interval:
     """Resample ``n`` case indices ``resamples`` times and take the central percentiles.
@@ -76,16 +91,19 @@ def _bootstrap(statistic: Statistic, n: int, *, resamples: int, seed: int,
     estimate = statistic(range(n))
     if estimate is None:
         raise ValueError("statistic undefined on the full sample (zero denominator)")
-    rng = random.Random(seed)
-    population = range(n)
-    draws = []
-    for _ in range(resamples):
-        value = statistic(rng.choices(population, k=n))
-        if value is not None:
-            draws.append(value)
-    draws.sort()
+    draws = resample(statistic, n, resamples=resamples, seed=seed)
     alpha = (1 - confidence) / 2
     return Interval(estimate, percentile(draws, alpha), percentile(draws, 1 - alpha), confidence)
+
+
+def bootstrap_statistic(statistic: Statistic, n: int, *,
+                        resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                        confidence: float = DEFAULT_CONFIDENCE) -> Interval:
+    """Interval for any statistic of ``n`` cases, computed from the indices of a resample
+    (e.g. an agreement between two rankings built from the drawn queries)."""
+    if n < 1:
+        raise ValueError("bootstrap of no cases")
+    return _bootstrap(statistic, n, resamples=resamples, seed=seed, confidence=confidence)
 
 
 def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], *,

@@ -140,20 +140,29 @@ def pair_sharing(per_query: Iterable[RatedUrls]) -> dict[tuple[str, str], PairSh
 
 @dataclass(frozen=True)
 class Uniqueness:
-    """Distinct URLs an engine returned, and how many no engine of another family did."""
+    """Distinct URLs an engine returned, and how many no engine of another family did.
+
+    Two readings of "a relevant URL only this engine found", both kept:
+    ``relevant_unique_urls`` (NEEDLE's field, same meaning) counts relevant URLs no other
+    family returned *as relevant*: what the engine alone turned into a useful answer.
+    ``relevant_exclusive_urls`` counts relevant URLs no other family returned at all: what
+    only its index reached. Until this field existed, Needle stored the second under the
+    first's name (see ``dashboard.search_views.uniqueness_counts``).
+    """
 
     unique_urls: int
     total_urls: int
     relevant_unique_urls: int
     relevant_total_urls: int
     num_queries: int
+    relevant_exclusive_urls: int
 
 
 def family_uniqueness(per_query: Iterable[Mapping[str, Sequence[tuple[str, bool]]]],
                       family: Callable[[str], str]) -> dict[str, Uniqueness]:
     """Per engine, summed over the queries it answered alongside at least one engine of
     another family (alone, every URL would be "unique"): its distinct URLs, those no other
-    family returned, and the relevant ones of each.
+    family returned, and the relevant ones of each (``Uniqueness``).
 
     ``per_query`` maps each engine that answered to its results as (url, relevant?); a
     family (``family(engine)``) counts as one engine, so a URL shared with a sibling variant
@@ -174,11 +183,13 @@ def family_uniqueness(per_query: Iterable[Mapping[str, Sequence[tuple[str, bool]
             if not others:
                 continue
             elsewhere = set().union(*others)
-            unique = [key for key in own if key not in elsewhere]
-            cell = sums.setdefault(engine, [0, 0, 0, 0, 0])
-            cell[0] += len(unique)
+            relevant_elsewhere = {key for u in others for key, good in u.items() if good}
+            own_relevant = [key for key, good in own.items() if good]
+            cell = sums.setdefault(engine, [0, 0, 0, 0, 0, 0])
+            cell[0] += sum(key not in elsewhere for key in own)
             cell[1] += len(own)
-            cell[2] += sum(own[key] for key in unique)
-            cell[3] += sum(own.values())
+            cell[2] += sum(key not in relevant_elsewhere for key in own_relevant)
+            cell[3] += len(own_relevant)
             cell[4] += 1
+            cell[5] += sum(key not in elsewhere for key in own_relevant)
     return {engine: Uniqueness(*cell) for engine, cell in sums.items()}

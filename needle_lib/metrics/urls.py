@@ -58,15 +58,35 @@ def _stays_escaped(ch: str) -> bool:
     return ch in _RESERVED or ch.isspace() or not ch.isprintable()
 
 
+def escape_unprintable(text: str) -> str:
+    """Literal spaces, other whitespace and controls percent-escaped (UTF-8), so a key holds
+    none: ``a\u00a0b`` and ``a%C2%A0b`` are one page, and a key is one token wherever keys
+    are written whitespace-separated (TREC run files and qrels)."""
+    if text.isprintable() and " " not in text:
+        return text
+    return "".join(quote(ch, safe="") if ch == " " or not ch.isprintable() else ch
+                   for ch in text)
+
+
 def decode_path(path: str) -> str:
     """``caf%C3%A9`` and ``café`` as one spelling (the decoded one); ``%2F`` stays escaped,
-    because ``a%2Fb`` is one path segment and ``a/b`` two; a literal space is escaped."""
-    return _ESCAPE_RUN.sub(_decoded_run, path).replace(" ", "%20")
+    because ``a%2Fb`` is one path segment and ``a/b`` two; literal whitespace and controls
+    are escaped."""
+    return escape_unprintable(_ESCAPE_RUN.sub(_decoded_run, path))
 
 
 def _is_tracking(name: str) -> bool:
     lowered = name.lower()
     return lowered.startswith("utm_") or lowered in TRACKING_PARAMS
+
+
+def _without_www(host: str) -> str:
+    """``www.`` labels dropped while a registrable name is left: ``www.www.example.com`` is
+    ``example.com``, but ``www.com`` stays (dropping it would leave a bare TLD, and a second
+    pass would then disagree with the first)."""
+    while host.startswith("www.") and "." in host[4:]:
+        host = host[4:]
+    return host
 
 
 @lru_cache(maxsize=65536)  # pooled metrics ask about the same URL many times per report
@@ -76,13 +96,18 @@ def normalize_url(url: str) -> str:
     Lower-cases the host, strips ``www.``, default ports, the fragment, tracking parameters and
     a trailing slash; decodes percent-escapes in the path that do not change its meaning;
     sorts the remaining query parameters. Path case is kept (paths are case-sensitive on most
-    servers).
+    servers). The key holds no whitespace or control character: those are escaped.
     """
     text = url.strip()
     if "://" not in text:
         text = f"http://{text.lstrip('/')}"
-    parts = urlsplit(text)
-    host = (parts.hostname or "").lower().rstrip(".").removeprefix("www.")
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # an unbalanced "[" in the host: no host to canonicalise, keep it all
+        return escape_unprintable(text.split("://", 1)[1].lstrip("/"))
+    host = escape_unprintable(_without_www((parts.hostname or "").lower().rstrip(".")))
+    if ":" in host:  # an IPv6 literal keeps its brackets, so the key parses back to it
+        host = f"[{host}]"
     try:
         port = parts.port
     except ValueError:

@@ -1,53 +1,36 @@
 """The controller: the one process that turns case records into dumps and summaries.
 
 Without xdist it is the only process; with xdist it is the master, which receives every
-worker's reports. Workers never write dumps, so a dump has exactly one writer.
+worker's reports. Workers never write dumps, so a dump has exactly one writer. It settles
+each case's outcome from its reports, writes the recall dumps and search journals after
+every case, applies the gates, and prints the summaries; a full disk stops the run with
+one line (``needle_lib.diskfull``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-from html import escape
 from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
 
 from needle_lib.benches.registry import BENCH_NAMES
+from needle_lib.benches.run_reports import SearchReports
 from needle_lib.contract.outcome import Outcome, report_outcome
 from needle_lib.contract.records import CaseRecord
 from needle_lib.contract.schema import SchemaError, read_recall_dump
-from needle_lib.plugin.diskfull import is_no_space, stop_for_disk_full
-from needle_lib.plugin.recall.dumps import RecallDumps
-from needle_lib.plugin.recall.resume import note_resumed, resumed
-from needle_lib.plugin.reports import drop_default_report, drop_html_report
-from needle_lib.plugin.resume_notes import write_resume_notes
+from needle_lib.diskfull import DISK_FULL_EXIT, disk_full_message, is_no_space
+from needle_lib.plugin.collect import plan_key
+from needle_lib.plugin.html import HtmlReport
+from needle_lib.plugin.resume import note_resumed, resume_notes, resumed
 from needle_lib.plugin.scorecard import record_of
-from needle_lib.plugin.search.case_page import CaseDetailPage
-from needle_lib.plugin.search.reports import SearchReports
-from needle_lib.plugin.session import (
-    dump_path,
-    has_query_set,
-    plan_key,
-    result_store,
-    results_dir,
-    use_color,
-)
+from needle_lib.plugin.settings import dump_path, result_store, results_dir, settings, use_color
+from needle_lib.recall.dumps import RecallDumps
 from needle_lib.recall.gates import GateSettings, check_gates
-from needle_lib.report.html import (
-    diff_html,
-    search_case_score,
-    search_summary_html,
-    summary_html,
-)
+from needle_lib.recall.results import INCOMPLETE_STATUS
 from needle_lib.report.search_summary import engine_table
-from needle_lib.report.terminal import summary_table
-from needle_lib.report.untrusted import escape_id_cell
-
-#: The score column's place in the pytest-html table: after the result and the test id.
-SCORE_COLUMN = 2
+from needle_lib.report.terminal import effective_length_section, summary_table
 
 
 def outcome_of(report: pytest.TestReport, record: CaseRecord) -> Outcome | None:
@@ -65,31 +48,39 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
+def incomplete_line(summary: dict[str, Any]) -> str:
+    """What a search summary says of a run that is not complete (the recall table's status
+    column says the same, ``recall.results.run_status``): a ``-k`` or ``--engines`` that
+    selects part of the bench, a skipped engine or an interrupted run is not a full run."""
+    expected = summary.get("header", {}).get("expected_cases", 0)
+    return (f"{INCOMPLETE_STATUS}: not every one of the {expected} expected case(s) was asked "
+            "and answered (a -k selection, a skipped engine or an interrupted run); this "
+            "report is not a full run")
+
+
 def gate_settings(config: pytest.Config) -> GateSettings:
-    baseline = config.getoption("baseline")
-    if baseline:
+    run = settings(config)
+    baseline = None
+    if run.baseline:
         try:
-            baseline_dump = read_recall_dump(Path(baseline))
+            baseline = read_recall_dump(Path(run.baseline))
         except SchemaError as exc:
             raise pytest.UsageError(f"--baseline: {exc}") from None
-    return GateSettings(
-        min_score=config.getoption("min_score"),
-        min_pass_rate=config.getoption("min_pass_rate"),
-        baseline=baseline_dump if baseline else None,
-        max_drop=config.getoption("max_drop"),
-    )
+    return GateSettings(min_score=run.min_score, min_pass_rate=run.min_pass_rate,
+                        baseline=baseline, max_drop=run.max_drop)
 
 
 class Controller:
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, html: HtmlReport) -> None:
         self.config = config
-        report = config.getoption("report")
+        self.html = html
+        run = settings(config)
         self.recall = RecallDumps(lambda pair: dump_path(config, pair), result_store(config),
                                   lambda pair: resumed(config, pair))
-        shard = config.getoption("shard")
+        shard = run.shard
         part = f".shard-{shard.index}-of-{shard.count}" if shard else ""
         self.search = SearchReports(
-            results_dir(config), Path(report) if report else None, part=part,
+            results_dir(config), Path(run.report) if run.report else None, part=part,
             shard={"index": shard.index, "count": shard.count, "by": "query"} if shard else None)
         self.gates = gate_settings(config)
         #: Outcome per node id, so a teardown report can re-file its case with the verdict.
@@ -99,11 +90,7 @@ class Controller:
         self.gate_failures: list[str] = []
         self.messages: list[str] = []
         self.ran_cases = False
-        #: search runs: the pytest-html page has a score column and links each search case
-        #: to its section of the detail page (``search/case_page.py``)
-        self.search_run = has_query_set(config)
-        self.detail: CaseDetailPage | None = None
-        #: the "no space" error that stopped the run (``plugin.diskfull``), if one did
+        #: the "no space" error that stopped the run (``needle_lib.diskfull``), if one did
         self.disk_full: OSError | None = None
 
     @pytest.hookimpl(tryfirst=True)
@@ -116,15 +103,13 @@ class Controller:
             self._disk_full(exc)
 
     def _disk_full(self, exc: OSError) -> NoReturn:
-        """Stop the run: nothing more is written (``plugin.diskfull``), and what was written
-        stays as a killed run leaves it, for ``--resume``."""
+        """Stop the run: nothing more is written (``needle_lib.diskfull``), and what was
+        written stays as a killed run leaves it, for ``--resume``."""
         self.disk_full = exc
-        drop_html_report(self.config)  # pytest-html would fail writing it, with a traceback
-        if self.detail is not None:
-            with contextlib.suppress(OSError):
-                self.detail.close()
+        self.html.abandon()
         self.search.abandon()
-        stop_for_disk_full(exc, self.config)
+        pytest.exit(disk_full_message(exc, self.config.invocation_params.args),
+                    returncode=DISK_FULL_EXIT)
 
     def _logreport(self, report: pytest.TestReport) -> None:
         self.ran_cases = True
@@ -150,16 +135,11 @@ class Controller:
         self._add(report, record, outcome)
 
     def _add(self, report: pytest.TestReport, record: CaseRecord, outcome: Outcome) -> None:
-        case = record["case"]
         if record["kind"] == "recall":
             self.recall.add(record, outcome)
-            if record.get("diff") is not None:
-                self._attach_extra(report, "html", diff_html(case, record["diff"]))
         elif record["kind"] == "search":
             self.search.add(record, outcome)
-            if self.detail is not None:
-                link = self.detail.add(report.nodeid, case, outcome)
-                self._attach_extra(report, "url", link, name="detail")
+        self.html.add_case(report, record, outcome)
 
     def _teardown_failed(self, report: pytest.TestReport, record: CaseRecord) -> None:
         """A fixture's cleanup failed after the case was settled: the verdict stands (it was
@@ -178,15 +158,15 @@ class Controller:
         reasons = recall.nothing_to_ask() if recall is not None else []
         if reasons:
             return "no case ran: " + "; ".join(reasons)
-        keyword = self.config.getoption("keyword")
+        keyword = settings(self.config).keyword
         searched = keyword and set(re.findall(r"\w+", keyword)) & set(BENCH_NAMES)
         if keyword and not searched and recall is not None and recall.cases:
             return "no case ran: " + recall.keyword_miss(keyword)  # -k jqeury: a corpus typo
-        queries = self.config.getoption("queries")
+        queries = settings(self.config).queries
         if queries:
             return (f"no case ran: {queries} has no rows for the selected benches (rows name "
                     f"their bench in 'query_source')")
-        from needle_lib.plugin.search.plan import HOW_TO_RUN  # the search half, only to say this
+        from needle_lib.benches.plan import HOW_TO_RUN  # the search half, only to say this
 
         return f"no case ran. {HOW_TO_RUN}"
 
@@ -194,43 +174,22 @@ class Controller:
         if message not in self.messages:
             self.messages.append(message)
 
-    @staticmethod
-    def _attach_extra(report: pytest.TestReport, kind: str, content: str, **how: str) -> None:
-        from pytest_html import extras
-
-        extra = getattr(extras, kind)(content, **how)
-        report.extras = [*getattr(report, "extras", []), extra]  # type: ignore[attr-defined]
-
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """Where the detail page goes: beside the pytest-html page, resolved as pytest-html
-        resolves it (after ``--html`` defaulted, before any case)."""
-        if self.search_run:
+        if settings(self.config).has_query_set:
             self.search.start_clock()
-        html = self.config.getoption("htmlpath", None)
-        if self.search_run and html:
-            self.detail = CaseDetailPage(Path.cwd() / Path(os.path.expandvars(html)).expanduser())
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if not session.items and not hasattr(session.config, "workerinput"):
-            drop_default_report(self.config)
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        if not ids:
-            drop_default_report(self.config)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.disk_full is not None:
             return  # a full disk: the run files stay as they were, for --resume
-        if self.detail is not None:
-            self.detail.close()
-        if not self.ran_cases and not self.config.getoption("collectonly") \
+        self.html.close()
+        if not self.ran_cases and not settings(self.config).collectonly \
                 and session.exitstatus != pytest.ExitCode.USAGE_ERROR:  # refused: it says why
             self._note(self._nothing_ran())
         self.finished = self.recall.finish()
         note_resumed(self.config, self.recall.paths)
         self.search_finished = self.search.finish(
             interrupted=session.exitstatus == pytest.ExitCode.INTERRUPTED)
+        self.html.summarise(self.finished, self.search_finished)
         self.gate_failures = check_gates(self.finished, self.gates)
         empty = [r["benchmark"] for r in self.search_finished if not r.get("scored_cases")]
         for bench in empty:
@@ -239,42 +198,15 @@ class Controller:
         if (self.gate_failures or empty) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def pytest_html_results_table_header(self, cells: list[str]) -> None:
-        if self.search_run:
-            cells.insert(SCORE_COLUMN,
-                         '<th class="sortable" data-column-type="score">Score</th>')
-
-    def pytest_html_results_table_row(self, report: pytest.TestReport | pytest.CollectReport,
-                                      cells: list[str]) -> None:
-        escape_id_cell(cells)  # pytest-html inserts the id unescaped, via innerHTML
-        if self.search_run and cells:
-            record = record_of(report)
-            score = search_case_score(record["case"]) if record and \
-                record["kind"] == "search" else ""
-            cells.insert(SCORE_COLUMN, f'<td class="col-score">{escape(score)}</td>')
-
-    def pytest_html_results_table_html(self, report: pytest.TestReport | pytest.CollectReport,
-                                       data: list[str]) -> None:
-        """A failed recall case's message is its diff, which the coloured extra (with
-        composition and legend) already shows: drop the plain copy from the log."""
-        record = record_of(report)
-        text = report.longreprtext
-        if record is None or record.get("diff") is None or report.when != "call" or not text:
-            return
-        data[:] = [entry for entry in data if not entry.startswith(escape(text))]
-
-    def pytest_html_results_summary(self, prefix: list[str], summary: list[str],
-                                    postfix: list[str], session: pytest.Session) -> None:
-        if self.finished:
-            prefix.append(summary_html(self.finished))
-        if self.search_finished:
-            prefix.append(search_summary_html(self.search_finished))
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.disk_full is not None:
             return  # pytest prints the one disk-full line (``pytest.exit``); nothing else
         tr = terminalreporter
-        write_resume_notes(self.config, tr)
+        notes = resume_notes(self.config)
+        if notes:
+            tr.section("needle resume")
+            for note in notes:
+                tr.write_line(note)
         if self.messages:
             tr.section("needle")
             for message in self.messages:
@@ -282,11 +214,15 @@ class Controller:
         if self.finished:
             tr.section("needle recall summary")
             tr.write_line(summary_table(self.finished, color=use_color(self.config)))
+            for line in effective_length_section(self.finished):
+                tr.write_line(line)
             for pair, path in self.recall.paths.items():
                 tr.write_line(f"dump: {pair} → {path}")
         for pair, search_report in zip(self.search.paths, self.search_finished, strict=True):
             tr.section(f"needle {search_report['benchmark']} summary")
             tr.write_line(engine_table(search_report))
+            if not search_report.get("complete"):
+                tr.write_line(incomplete_line(search_report), yellow=True)
             tr.write_line(f"report: {self.search.paths[pair]}")
         if self.gates.active:
             tr.section("needle gates")

@@ -1,5 +1,5 @@
-"""Recall fixtures: the request lives here (setup), so infrastructure failures are pytest
-ERRORs (search has its own, in ``search.fixtures``).
+"""Recall fixtures and the ``scorecard``: the request lives here (setup), so infrastructure
+failures are pytest ERRORs (search has its own, in ``plugin.search``).
 
 ``recall_answer`` sends one recall request, after two guards shared across xdist workers:
 fail-fast (a model with N consecutive infrastructure errors is skipped) and a preflight (one
@@ -17,21 +17,16 @@ from collections.abc import Iterator
 import pytest
 
 from needle_lib.contract.records import recall_case_record
+from needle_lib.kernel.runstate import RunState
 from needle_lib.llm import ChatResult
 from needle_lib.llm.client import ChatClient
-from needle_lib.plugin.recall.dispatch import RecallDispatcher
-from needle_lib.plugin.recall.plan import (
-    RecallCase,
-    RecallClients,
-    ask,
-    preflight,
-    recall_case_of,
-)
-from needle_lib.plugin.recall.resume import stored_answer
-from needle_lib.plugin.runstate import RunState
+from needle_lib.plugin.collect import recall_case_of, recall_plan
+from needle_lib.plugin.resume import stored_answer
 from needle_lib.plugin.scorecard import Scorecard
-from needle_lib.plugin.session import recall_plan, run_state, use_color
+from needle_lib.plugin.settings import run_state, settings, use_color
 from needle_lib.plugin.shard import part_fields
+from needle_lib.recall.dispatch import RecallDispatcher
+from needle_lib.recall.plan import RecallCase, RecallClients, ask, preflight
 from needle_lib.recall.results import answer_fields, stored_result
 from needle_lib.tomlconf import ConfigError
 
@@ -137,7 +132,7 @@ def _preflight(state: RunState, scorecard: Scorecard, client: ChatClient,
 def tripped(config: pytest.Config, subject: str) -> str | None:
     """The fail-fast reason when ``subject`` (a model or an engine) had too many
     consecutive errors, else None."""
-    limit = config.getoption("max_consecutive_errors")
+    limit = settings(config).max_consecutive_errors
     count, last = run_state(config).consecutive_errors(subject)
     if limit and count >= limit:
         return f"fail-fast: {count} consecutive infrastructure errors for {subject}; last: {last}"

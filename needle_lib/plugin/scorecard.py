@@ -37,14 +37,25 @@ class Scorecard:
         return self.record
 
     @property
-    def case(self) -> Any:
+    def case(self) -> RecallCaseRecord | SearchCaseRecord:
         """The part of the record that goes into the dump."""
-        return self._opened()["case"]
+        case: RecallCaseRecord | SearchCaseRecord = self._opened()["case"]
+        return case
+
+    @property
+    def search_case(self) -> SearchCaseRecord:
+        """The case of a record opened as ``search``."""
+        record = self._opened()
+        if record["kind"] != "search":
+            raise RuntimeError(f"scorecard holds a {record['kind']} case, not a search case")
+        case: SearchCaseRecord = record["case"]
+        return case
 
     def update_case(self, **fields: Any) -> None:
         self._opened()["case"].update(fields)
 
-    def set_detail(self, name: Literal["diff", "messages"], value: Any) -> None:
+    def set_detail(self, name: Literal["diff", "messages"],
+                   value: list[str] | list[list[str]]) -> None:
         """Report-only data (a diff, say): shown in terminal and HTML, not dumped."""
         self._opened()[name] = value
 

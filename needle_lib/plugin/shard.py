@@ -1,30 +1,39 @@
-"""``--shard I/N``: one deterministic share of the collected cases, for N machines.
+"""How a run's cases are spread: over machines (``--shard I/N``) and over xdist workers
+(``--dist``).
 
-Every machine runs the same command on the same checkout, so it collects the same cases and
-can work out its share alone, with no coordinator. By default whole (corpus, model) pairs
-stay together: each pair's dump is then complete on one machine, and its server is asked in
-one order. ``--shard-by case`` splits pairs too (one big pair over many machines); each
-shard then writes a dump part under ``<results>/parts/``, which ``needle merge`` joins.
+``--shard I/N``: one deterministic share of the collected cases, for N machines. Every
+machine runs the same command on the same checkout, so it collects the same cases and can
+work out its share alone, with no coordinator. By default whole (corpus, model) pairs stay
+together: each pair's dump is then complete on one machine, and its server is asked in one
+order. ``--shard-by case`` splits pairs too (one big pair over many machines); each shard
+then writes a dump part under ``<results>/parts/``, which ``needle merge`` joins. Search
+cases are split by query (a query's engines stay on one machine, so they answer it at the
+same moment); each shard writes its own run report and ``needle merge`` recomputes the
+pooled figures over all of them.
 
-Search cases are split by query (a query's engines stay on one machine, so they answer it
-at the same moment); each shard writes its own run report and ``needle merge`` recomputes
-the pooled figures over all of them.
+xdist turns ``-n`` into ``--dist load`` (any case to any worker). Two kinds of run need
+groups kept on one worker instead, via ``--dist loadgroup`` and the ``xdist_group`` marks
+on every case: search runs (one request at a time per engine, for comparable latency) and
+recall runs with ``concurrency`` above 1 (a worker can only send ahead the cases it will
+run itself, so a (corpus, model) pair must stay on one worker).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from needle_lib.argtypes import Shard
-from needle_lib.plugin.recall.plan import RecallCase, recall_case_of
+from needle_lib.plugin.collect import case_of, recall_plan, runs_recall
+from needle_lib.plugin.settings import WorkerNode, settings
+from needle_lib.recall.plan import RecallCase
 
 if TYPE_CHECKING:
-    from needle_lib.plugin.search.plan import SearchCase
+    from needle_lib.benches.plan import SearchCase
 
-PARTS_DIR = "parts"
+#: Modes that may hand a pair's cases to several workers.
+SCATTERING = ("load", "worksteal")
+DIST_KEY = "needle_dist"
 
 _assigned_key = pytest.StashKey[dict[str, list[str]]]()
 
@@ -42,23 +51,14 @@ def assign(sizes: dict[str, int], count: int) -> dict[str, int]:
     return shard_of
 
 
-def _case_of(item: pytest.Item) -> RecallCase | SearchCase | None:
-    recall = recall_case_of(item)
-    if recall is not None:
-        return recall
-    callspec = getattr(item, "callspec", None)
-    # a search case, or None for a bench's placeholder (never kept)
-    search: SearchCase | None = callspec.params.get("search_case") if callspec else None
-    return search
-
-
 def select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Keep this shard's cases (and every other item); deselect the rest."""
-    shard: Shard | None = config.getoption("shard")
+    run = settings(config)
+    shard = run.shard
     if shard is None:
         return
-    by_case = config.getoption("shard_by") == "case"
-    cases = {item.nodeid: case for item in items if (case := _case_of(item)) is not None}
+    by_case = run.shard_by == "case"
+    cases = {item.nodeid: case for item in items if (case := case_of(item)) is not None}
 
     def group(case: RecallCase | SearchCase) -> str:
         if isinstance(case, RecallCase):
@@ -88,22 +88,76 @@ def select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
 def part_fields(config: pytest.Config, pair: str) -> dict[str, Any]:
     """Dump-header fields of a part (``--shard-by case``): which shard wrote it and which
     cases it was given, so ``needle merge`` can name what is missing."""
-    shard: Shard | None = config.getoption("shard")
-    if shard is None or config.getoption("shard_by") != "case":
+    run = settings(config)
+    if run.shard is None or not run.writes_parts:
         return {}
     return {
         "shard": {
-            "index": shard.index,
-            "count": shard.count,
+            "index": run.shard.index,
+            "count": run.shard.count,
             "by": "case",
             "case_ids": config.stash.get(_assigned_key, {}).get(pair, []),
         }
     }
 
 
-def part_path(results: Path, pair: str, shard: Shard) -> Path:
-    return results / PARTS_DIR / f"{pair}.shard-{shard.index}-of-{shard.count}.json"
+def explicit_dist(config: pytest.Config) -> bool:
+    """Whether the user chose ``--dist`` on the command line (xdist fills in ``load``)."""
+    return any(a == "--dist" or a.startswith("--dist=") or a == "-d"
+               for a in config.invocation_params.args)
 
 
-def writes_parts(config: pytest.Config) -> bool:
-    return config.getoption("shard") is not None and config.getoption("shard_by") == "case"
+def default_to_loadgroup(config: pytest.Config) -> None:
+    """``--dist loadgroup`` unless the user chose a mode. Call before the session starts:
+    xdist picks its scheduler, and ships options to workers, from this value."""
+    if not explicit_dist(config) and getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
+
+
+def default_dist_for_search(config: pytest.Config) -> None:
+    """Search runs under xdist default to ``--dist loadgroup`` (one request at a time per
+    engine, for comparable latency), unless the user chose a mode."""
+    if settings(config).has_query_set:
+        default_to_loadgroup(config)
+
+
+def check_grouping(config: pytest.Config) -> None:
+    """At session start: a recall model with ``concurrency`` above 1 under xdist needs its
+    pairs kept on one worker each."""
+    if not runs_recall(config) or getattr(config.option, "dist", "no") == "no":
+        return
+    concurrent = [m.key for m in recall_plan(config).models if m.concurrency > 1]
+    if concurrent:
+        require_grouping(config, f"concurrency > 1 (model {concurrent[0]})")
+
+
+def require_grouping(config: pytest.Config, why: str) -> None:
+    """Refuse an explicit mode that scatters groups; otherwise default to loadgroup."""
+    dist = getattr(config.option, "dist", "no")
+    if explicit_dist(config) and dist in SCATTERING:
+        raise pytest.UsageError(f"--dist {dist} cannot be used with {why}: it may split a "
+                                "(corpus, model) pair over workers; use --dist loadgroup "
+                                "(the default) or drop --dist")
+    default_to_loadgroup(config)
+
+
+def share_dist(node: WorkerNode) -> None:
+    """xdist: tell a worker the mode the controller schedules with. Workers parse the
+    command line themselves, so a mode chosen here (``default_to_loadgroup``) never reaches
+    them otherwise; and a worker adds the group to its node ids (which loadgroup schedules
+    by) only when it knows the mode is loadgroup."""
+    node.workerinput[DIST_KEY] = getattr(node.config.option, "dist", "no")
+
+
+def adopt_dist(config: pytest.Config) -> None:
+    """On a worker: group node ids when the controller schedules by group."""
+    if run_dist(config) == "loadgroup":
+        config.option.loadgroup = True
+
+
+def run_dist(config: pytest.Config) -> str:
+    """The run's ``--dist`` mode, as the controller schedules it (``no`` without xdist)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return str(workerinput.get(DIST_KEY, "no"))
+    return str(getattr(config.option, "dist", "no"))

@@ -10,15 +10,46 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from needle_lib.contract.outcome import NOTHING_TO_SCORE, Outcome, is_answered, scored_outcome
 from needle_lib.recall.cache import parsed_corpus
-from needle_lib.recall.corpus import Corpus, CorpusConfig, ScoringPolicy, load_corpus
+from needle_lib.recall.corpus import (
+    Corpus,
+    CorpusConfig,
+    ScoringPolicy,
+    load_corpus,
+    recorded_repo_corpus,
+    resolve_corpus,
+    single_file_config,
+)
 from needle_lib.recall.results import finalize, score_fields
 from needle_lib.recall.score import score_answer
 from needle_lib.recall.targets import find_targets
 from needle_lib.tomlconf import ConfigError
+
+
+def dump_corpus(dump: Mapping[str, Any], name: str | None = None) -> CorpusConfig | Corpus:
+    """The corpus a dump was made from: ``name`` (a config) when given, else the config,
+    ``--repo`` files or ``--file`` the dump records, else its corpus name."""
+    if name:
+        return resolve_corpus(name)
+    source = dump["corpus"].get("config", "")
+    if source.startswith("repo:") and "repo" in dump["corpus"]:
+        return recorded_repo_corpus(dump["corpus"])  # no config: the dump records the files
+    if source.startswith("file:"):
+        return single_file_config(source.removeprefix("file:"))
+    if source and Path(source).is_file():
+        return resolve_corpus(source)
+    return resolve_corpus(dump["corpus"]["name"])
+
+
+def policy_of(dump: Mapping[str, Any]) -> ScoringPolicy:
+    """The scoring policy a dump's cases were scored under."""
+    scoring = dump["scoring"]
+    return ScoringPolicy(count_comments=scoring["count_comments"],
+                         relax_indent=scoring["relax_indent"])
 
 
 def rescore_dump(

@@ -6,7 +6,7 @@ Inline styles only, so a self-contained report looks right offline.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -102,7 +102,7 @@ def _verdict_cell(result: dict[str, Any]) -> tuple[str, str]:
     return f"judge error: {result.get('judge_error', '')}", ""
 
 
-def search_case_html(case: dict[str, Any]) -> str:
+def search_case_html(case: Mapping[str, Any]) -> str:
     """A search case: the engine's results in rank order with their verdicts (a judged
     rating and its reasoning, or whether the result carries the known-item gold and why)."""
     rows = []
@@ -132,6 +132,11 @@ def search_case_score(case: dict[str, Any]) -> str:
     (an error or a skip)."""
     if case.get("verdict") is None:
         return ""
+    return decided_case_score(case)
+
+
+def decided_case_score(case: Mapping[str, Any]) -> str:
+    """The score of a search case that has a verdict (see ``search_case_score``)."""
     if "hit_rank" in case:
         return "miss" if case["hit_rank"] is None else f"hit @{case['hit_rank']}"
     ratings = [r.get("rating") for r in case.get("results", [])]

@@ -8,9 +8,10 @@ the diff reads the same without colour (logs, CI).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from needle_lib.recall.effective_length import RULE, describe, effective_lengths
 from needle_lib.recall.results import run_status
 
 RESET = "\x1b[0m"
@@ -112,3 +113,13 @@ def summary_table(dumps: Sequence[dict[str, Any]], *, color: bool) -> str:
             f"{s['reindented']:>6} {s['bonus']:>6}  {status}"
         )
     return "\n".join(rows)
+
+
+def effective_length_section(dumps: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The effective-length lines of the models whose run covered two or more sizes of a
+    novel family (empty when none did), under a heading that states the rule."""
+    results = effective_lengths(dumps)
+    if not results:
+        return []
+    return [f"effective context length ({RULE}):",
+            *(line for result in results for line in describe(result))]

@@ -121,6 +121,11 @@ class HttpSearchClient(ABC):
         """Map a decoded JSON body to results, ``None`` for a malformed entry (see
         ``each_entry``); raise ``EngineError`` for an API error field."""
 
+    def parse_answer(self, payload: Any, query: ParsedQuery) -> Iterable[SearchResult | None]:
+        """``parse_results`` for an engine whose reading of a body depends on the query it
+        answers (SearchApi's "no results" error); the others read the body alone."""
+        return self.parse_results(payload)
+
     def _key(self) -> str:
         """The key for a header (engines with a required key only get built when it is set)."""
         return self._api_key or ""
@@ -142,7 +147,7 @@ class HttpSearchClient(ABC):
         except EngineError as exc:
             return self._failed(exc, start, exc.retries)
         try:
-            entries = self._map(payload)
+            entries = self._map(payload, parsed)
         except EngineError as exc:
             return self._failed(exc, start, retries)
         # every field an engine sent is capped here, before anything reads it (the judge,
@@ -203,13 +208,13 @@ class HttpSearchClient(ABC):
                               "(max_response_bytes); not parsed", retries=sent.retries)
         return _decode_json(response, sent.retries, self._api_key), sent.retries
 
-    def _map(self, payload: Any) -> list[SearchResult | None]:
+    def _map(self, payload: Any, query: ParsedQuery) -> list[SearchResult | None]:
         """Every entry the engine sent (``None`` = malformed). ``search`` keeps the top K of
         those with a URL; snippets stay whole: the consumer applies the uniform evidence
         budget (``cap_snippet``; the judge cuts with a note saying how much it left out, the
         known-item matcher reads the capped text)."""
         try:
-            return list(self.parse_results(payload))
+            return list(self.parse_answer(payload, query))
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise EngineError(f"unexpected response shape ({type(exc).__name__}: {exc})") from exc
 

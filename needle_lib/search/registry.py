@@ -4,9 +4,9 @@ Built-in engines are a module plus one ``EngineSpec`` entry here (``ENGINES``); 
 are ``configs/engines/<name>.toml`` files (``engine_config``). ``known_engines`` lists both,
 and ``make_engine`` builds either, resolving everything a client needs from the environment —
 the key, the base URL override ``NEEDLE_<ENGINE>_BASE_URL`` (so tests and proxies can point an
-engine at loopback) and env-tuned modes (``TAVILY_DEPTH``). A required key (or, for a config
-engine without ``base_url``, the base URL) that is unset raises ``MissingAPIKey``, which
-callers turn into a SKIP naming the variable.
+engine at loopback) and env-tuned modes (``TAVILY_DEPTH``, ``SERPER_LOCALE``). A required
+key (or, for a config engine without ``base_url``, the base URL) that is unset raises
+``MissingAPIKey``, which callers turn into a SKIP naming the variable.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from needle_lib.search.parallel import ParallelClient
 from needle_lib.search.perplexity import PerplexityClient
 from needle_lib.search.prices import BUILT_IN_PRICES, Price
 from needle_lib.search.searchapi import SearchApiBingClient
-from needle_lib.search.serper import SerperClient
+from needle_lib.search.serper import DEFAULT_LOCALE, SerperClient
 from needle_lib.search.tavily import TavilyClient
 from needle_lib.search.types import MissingAPIKey, UnknownEngine
 from needle_lib.search.you import YouClient
@@ -78,7 +78,8 @@ _SPECS = (
     ),
     EngineSpec("exa", ExaClient, "EXA_API_KEY", mode="auto"),
     EngineSpec("exa-instant", ExaClient, "EXA_API_KEY", mode="instant"),
-    EngineSpec("google", SerperClient, "SERPER_API_KEY"),
+    EngineSpec("google", SerperClient, "SERPER_API_KEY", mode=DEFAULT_LOCALE,
+               mode_env="SERPER_LOCALE"),
     EngineSpec("bing", SearchApiBingClient, "SEARCHAPI_API_KEY"),
     EngineSpec("brave", BraveClient, "BRAVE_API_KEY"),
     EngineSpec("parallel", ParallelClient, "PARALLEL_API_KEY", mode="basic", timeout=60.0),

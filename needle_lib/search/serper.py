@@ -3,7 +3,13 @@
 Shape relied on: https://serper.dev (API playground) and the documented wrappers built on it
 (LangChain ``GoogleSerperAPIWrapper``; lc-tools ``hosted_search/serper.rs`` on docs.rs).
 - Request: ``POST /search`` with ``X-API-KEY``. Body: ``q``, ``num`` (at most 100, the
-  API's maximum), optional ``tbs``.
+  API's maximum), ``gl`` (country, two letters) and ``hl`` (interface language), optional
+  ``tbs``.
+- Locale: ``gl=us``, ``hl=en`` unless ``SERPER_LOCALE`` (the engine's mode, ``<gl>/<hl>``,
+  e.g. ``de/de`` or ``br/pt-br``) says otherwise. Without them Serper answers in the
+  account's default locale, so two accounts (or one whose setting changed) would rank
+  different pages for the same query; pinning it makes runs comparable with each other and
+  with the reference NEEDLE client, which sends ``us``/``en``.
 - Response mapped: ``knowledgeGraph.website`` and ``answerBox.link`` first when present (see
   ``serp``), then ``organic[].link``, ``.title``, ``.snippet``, ``.date``.
 - Operators: ``site:`` stays in ``q`` (Google syntax is native); ``after:``/``before:`` become
@@ -13,6 +19,7 @@ Shape relied on: https://serper.dev (API playground) and the documented wrappers
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from needle_lib.search.base import EngineRequest, HttpSearchClient
@@ -21,13 +28,26 @@ from needle_lib.search.serp import serp_results
 from needle_lib.search.types import SearchResult
 
 MAX_NUM = 100
+DEFAULT_LOCALE = "us/en"
+#: ``<country>/<language>``: Google's two-letter ``gl`` and its ``hl`` codes (``en``, ``pt-br``).
+_LOCALE = re.compile(r"^([a-z]{2})/([a-z]{2,3}(?:-[a-z]{2,4})?)$")
 
 
 class SerperClient(HttpSearchClient):
     default_base_url = "https://google.serper.dev"
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        locale = (self.mode or DEFAULT_LOCALE).lower()
+        match = _LOCALE.match(locale)
+        if match is None:
+            raise ValueError(f"SERPER_LOCALE must be <country>/<language> such as us/en or "
+                             f"br/pt-br; got {self.mode!r}")
+        self.country, self.language = match.groups()
+
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        body: dict[str, Any] = {"q": query.text_with_sites(), "num": min(num_results, MAX_NUM)}
+        body: dict[str, Any] = {"q": query.text_with_sites(), "num": min(num_results, MAX_NUM),
+                                "gl": self.country, "hl": self.language}
         if query.has_dates:
             parts = ["cdr:1"]
             if query.after:

@@ -52,6 +52,22 @@ def _mixed(messages: list[dict]) -> str:
     return "\n".join(lines[: len(lines) // 4]) if kind == 1 else _wrong(messages)
 
 
+#: Prompt characters up to which ``fading`` still answers every target, and half of them.
+FADING_WHOLE, FADING_HALF = 60_000, 200_000
+
+
+def _fading(messages: list[dict]) -> str:
+    """Recall that fades with context length: perfect on a short prompt (novel_16k), half
+    the targets (chosen by the answer's hash, as ``mixed`` does) on a longer one (novel_64k)
+    and none beyond (novel_128k): a model whose effective context is shorter than its
+    window."""
+    size = sum(len(str(m.get("content") or "")) for m in messages)
+    answer = reference_answer(messages)
+    if size <= FADING_WHOLE or (size <= FADING_HALF and zlib.crc32(answer.encode()) % 2 == 0):
+        return answer
+    return _wrong(messages)
+
+
 #: Behaviour → the context it keeps: Ollama's OpenAI-compatible endpoint keeps only the last
 #: ``num_ctx`` tokens (4,096 by default) of a longer prompt and answers as if nothing happened.
 TRUNCATING = {"truncate": 4096}
@@ -64,6 +80,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
         for line in reference_answer(messages).split("\n")
     ),
     "mixed": _mixed,
+    "fading": _fading,
     "cached": reference_answer,
 }
 

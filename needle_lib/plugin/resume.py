@@ -1,20 +1,32 @@
-"""``--resume`` for search runs: reuse the answered cases of the newest earlier run of the
-same setup; search and judge only the rest.
+"""``--resume``: reuse the answered cases of the newest earlier run of the same setup, and
+ask only for the rest; recall (a dump per pair) and search (a report or journal per bench).
 
-An earlier run is read from its report, or from its journal when it was killed (a line cut
-short by the kill is the case that was in flight; it runs again). Which runs share this
-run's setup is ``contract.setup``'s answer, as for recall, and which cases count as
-answered is ``contract.outcome.is_answered``'s: PASSED and FAILED cases are kept; ERRORs (a
-failed search, a judge that failed) and SKIPs (a missing key, fail-fast, no judge) run
-again, because none of them is a measurement of the engine.
+Which runs share this run's setup is ``contract.setup``'s answer (prompt and scorer
+versions, corpus or query text, request shape, sampling, scoring; a base URL, timeout,
+label or concurrency may differ), and which cases count as answered is
+``contract.outcome.is_answered``'s: PASSED and FAILED cases and policy skips are kept;
+ERRORs and fail-fast or missing-key SKIPs are asked again, because none of them measures
+the model or engine. A run whose earlier runs are all of another setup is refused with the
+differing leaves named: mixing cases from two setups makes a number that describes neither.
 
-The controller picks each bench's source once, at session start, before the new run writes
+**Recall**: each pair's dump is the one ``--dump`` names, else the newest stored run of the
+pair from this setup; found once per process (at session start on the controller, else at
+collection).
+
+**Search**: an earlier run is read from its report, or from its journal when it was killed
+(a line cut short by the kill is the case that was in flight; it runs again). The
+controller picks each bench's source once, at session start, before the new run writes
 anything (``--report PATH`` names the very file the new run overwrites), and copies the
 source's answered cases into the run directory's SQLite file. Every process (xdist workers
 too) looks cases up there: a worker never races the new run's journal, and no process keeps
-an earlier run's records in memory. A refusal (only runs of other setups exist) waits until
-collection shows the bench runs at all, so ``-k news`` is never refused over an earlier
-``agentic_rare`` run of the same query file.
+an earlier run's records in memory. A refusal waits until collection shows the bench runs
+at all, so ``-k news`` is never refused over an earlier ``agentic_rare`` run of the same
+query file.
+
+What ``--resume`` did is said in one ``needle resume`` section of the terminal summary,
+one line per pair or bench, in the same words for both, and also when nothing was resumed:
+a run that quietly found no earlier run of its setup asks every case again, and the user
+would otherwise only learn it from the bill.
 """
 
 from __future__ import annotations
@@ -26,7 +38,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -35,14 +47,190 @@ from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX, journal_path, read_run
 from needle_lib.contract.outcome import is_answered
 from needle_lib.contract.records import SearchCaseRecord
-from needle_lib.contract.setup import SetupMismatch, resume_source
-from needle_lib.plugin.diskfull import DISK_FULL_EXIT
-from needle_lib.plugin.reports import drop_default_report
-from needle_lib.plugin.resume_notes import add_resume_note, resume_note
+from needle_lib.contract.schema import (
+    SchemaError,
+    read_json_file,
+    read_recall_dump,
+    validate_recall_dump,
+)
+from needle_lib.contract.setup import SetupMismatch, resume_source, setup_differences
+from needle_lib.contract.setup import refusal as setup_refusal
+from needle_lib.diskfull import DISK_FULL_EXIT
+from needle_lib.plugin.collect import recall_plan, runs_recall, search_case_of, search_plan
+from needle_lib.plugin.html import drop_default_report
 from needle_lib.plugin.scorecard import record_of
-from needle_lib.plugin.search.plan import SearchCase, SearchPlan
-from needle_lib.plugin.session import results_dir, run_state, search_plan
+from needle_lib.plugin.settings import (
+    dump_path,
+    result_store,
+    results_dir,
+    run_state,
+    settings,
+)
+from needle_lib.recall.plan import RecallCase, RecallPlan
+from needle_lib.recall.results import new_dump, stored_answer_fields
 from needle_lib.tomlconf import ConfigError
+
+if TYPE_CHECKING:
+    from needle_lib.benches.plan import SearchCase, SearchPlan
+
+_notes_key = pytest.StashKey[list[str]]()
+
+
+def resume_note(subject: str, source: Path | None, answered: int, looked_in: str) -> str:
+    """The line for ``subject`` (a pair or a bench): the run it resumes, or where none was."""
+    if source is not None:
+        return (
+            f"--resume: {subject}: reusing {answered} answered case(s) of {source}; "
+            "the rest are asked"
+        )
+    return f"--resume: {subject}: no earlier run of this setup in {looked_in}; every case is asked"
+
+
+def add_resume_note(config: pytest.Config, note: str) -> None:
+    notes = config.stash.setdefault(_notes_key, [])
+    if note not in notes:
+        notes.append(note)
+
+
+def resume_notes(config: pytest.Config) -> list[str]:
+    """The lines of the ``needle resume`` section."""
+    return config.stash.get(_notes_key, [])
+
+
+def check_resume_at_start(config: pytest.Config) -> None:
+    """Controller, session start: every earlier run this one resumes, found (or refused)
+    before anything writes."""
+    run = settings(config)
+    if run.has_query_set:
+        plan_search_resume(config, search_plan(config))
+    if runs_recall(config):
+        plan = recall_plan(config)
+        check_resume(config, plan)
+        check_explicit_dump(config, plan)
+
+
+# --- recall ---------------------------------------------------------------------------
+
+_cache_key = pytest.StashKey[dict[str, "PairResume"]]()
+
+
+@dataclass(frozen=True)
+class PairResume:
+    """One pair's resume: the dump it continues and that dump's answered cases by id, or
+    (``source`` None) where no dump was found."""
+
+    source: Path | None
+    kept: dict[str, dict[str, Any]]
+    looked_in: str
+
+
+def check_resume(config: pytest.Config, plan: RecallPlan) -> None:
+    """Find each pair's dump to resume: the one ``--dump`` names, else the newest of the
+    pair's stored runs from the same setup. Refuse (usage error) when the pair has dumps
+    and none comes from this setup. Runs once per process (at session start on the
+    controller, else at collection)."""
+    if not settings(config).resume or _cache_key in config.stash:
+        return
+    store = result_store(config)
+    found: dict[str, PairResume] = {}
+    for case in plan.cases:
+        if case.pair in found:
+            continue
+        fixed = dump_path(config, case.pair)
+        candidates = ([fixed] if fixed.is_file() else []) if fixed else store.runs(case.pair)
+        source = _same_setup(candidates, new_dump(plan.header(case)), strict=fixed is not None)
+        looked_in = str(fixed or store.run_dir(case.pair))
+        if source is None:
+            found[case.pair] = PairResume(None, {}, looked_in)
+            continue
+        path, previous = source
+        kept = {c["case_id"]: c for c in previous.get("cases", []) if is_answered(c)}
+        found[case.pair] = PairResume(path, kept, looked_in)
+    config.stash[_cache_key] = found
+
+
+def _same_setup(
+    candidates: list[Path], header: dict[str, Any], *, strict: bool
+) -> tuple[Path, dict[str, Any]] | None:
+    """The newest candidate dump from ``header``'s setup; a usage error naming the
+    differences from the newest when there are candidates and none matches."""
+
+    def readable() -> Iterator[tuple[Path, dict[str, Any], tuple[Path, dict[str, Any]]]]:
+        for path in candidates:
+            try:
+                previous = read_json_file(path)
+            except SchemaError as exc:
+                if strict:
+                    raise pytest.UsageError(f"--resume: {exc}") from None
+                continue  # a run file another run has only just created
+            try:
+                validate_recall_dump(path, previous)
+            except SchemaError as exc:
+                raise pytest.UsageError(f"--resume: {exc}") from None
+            yield path, previous, (path, previous)
+
+    try:
+        return resume_source(readable(), header, ("dump", "this run"))
+    except SetupMismatch as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def check_explicit_dump(config: pytest.Config, plan: RecallPlan) -> None:
+    """``--dump PATH`` holding another setup's run is refused, never overwritten (with
+    ``--resume`` the resume check refuses it instead)."""
+    run = settings(config)
+    explicit = run.dump
+    if not explicit or run.resume or not plan.cases:
+        return
+    path = Path(explicit)
+    if not path.is_file():
+        return
+    try:
+        previous = read_recall_dump(path)
+    except SchemaError as exc:
+        raise pytest.UsageError(
+            f"--dump {path} holds something that is not a Needle dump; refusing to "
+            f"overwrite it ({exc})"
+        ) from None
+    diffs = setup_differences(previous, new_dump(plan.header(plan.cases[0])))
+    if diffs:
+        raise pytest.UsageError(
+            setup_refusal(
+                f"--dump {path} holds a run of a different setup; refusing to overwrite it "
+                "(choose another path, or delete it)",
+                diffs,
+                ("dump", "this run"),
+            )
+        )
+
+
+def resumed(config: pytest.Config, pair: str) -> tuple[Path, list[dict[str, Any]]] | None:
+    """The dump ``pair`` resumes from and its scored cases, if it resumes one."""
+    entry = config.stash.get(_cache_key, {}).get(pair)
+    if entry is None or entry.source is None:
+        return None
+    return entry.source, list(entry.kept.values())
+
+
+def note_resumed(config: pytest.Config, pairs: Iterable[str]) -> None:
+    """Say what each of ``pairs`` (the ones the run wrote) resumed, or that it found none."""
+    found = config.stash.get(_cache_key, {})
+    for pair in pairs:
+        entry = found.get(pair)
+        if entry is not None:
+            note = resume_note(pair, entry.source, len(entry.kept), entry.looked_in)
+            add_resume_note(config, note)
+
+
+def stored_answer(config: pytest.Config, case: RecallCase) -> dict[str, Any] | None:
+    """The answer fields (``recall.results.answer_fields``) the resumed run stored for
+    ``case``, or None when it is to be asked."""
+    entry = config.stash.get(_cache_key, {}).get(case.pair)
+    stored = entry.kept.get(case.target.case_id) if entry else None
+    return stored_answer_fields(stored) if stored is not None else None
+
+
+# --- search ---------------------------------------------------------------------------
 
 STORE = "search-resume.sqlite3"  # in the run directory, beside the run state
 _SCHEMA = """
@@ -73,15 +261,15 @@ class BenchResume:
 
 
 def resuming(config: pytest.Config) -> bool:
-    return bool(config.getoption("resume") and config.getoption("queries"))
+    run = settings(config)
+    return run.resume and run.has_query_set
 
 
-def plan_resume(config: pytest.Config) -> None:
+def plan_search_resume(config: pytest.Config, plan: SearchPlan) -> None:
     """Controller, session start: each bench's source, its answered cases copied into the
     run directory for every process. Refusals wait for ``ControllerResume``."""
     if not resuming(config) or _found_key in config.stash:
         return
-    plan = search_plan(config)
     store = _open(config)
     found: dict[str, BenchResume] = {}
     with store:
@@ -128,7 +316,7 @@ def _decide(
 def _candidates(config: pytest.Config, plan: SearchPlan, bench: str) -> tuple[list[Path], str]:
     """Reports and journals that may hold an earlier run of ``bench``, newest first, and
     where they were looked for. ``--report PATH``: that file (a second bench's beside it)."""
-    explicit = config.getoption("report")
+    explicit = settings(config).report
     if explicit:
         first = Path(explicit)
         second = first.with_name(f"{first.stem}__{plan.pair(bench)}{first.suffix}")
@@ -152,7 +340,7 @@ def _candidates(config: pytest.Config, plan: SearchPlan, bench: str) -> tuple[li
 
 
 def _shard_of(config: pytest.Config) -> tuple[int, int] | None:
-    shard = config.getoption("shard")
+    shard = settings(config).shard
     return (shard.index, shard.count) if shard else None
 
 
@@ -299,12 +487,8 @@ class ControllerResume:
             add_resume_note(self._config, decision.note())
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        params = (getattr(item, "callspec", None) for item in session.items)
-        self.check(
-            case.bench
-            for p in params
-            if p is not None and isinstance(case := p.params.get("search_case"), SearchCase)
-        )
+        self.check(case.bench for item in session.items
+                   if (case := search_case_of(item)) is not None)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -347,7 +531,7 @@ class ControllerResume:
 
 
 def _report_directory(config: pytest.Config) -> Path:
-    explicit = config.getoption("report")
+    explicit = settings(config).report
     return Path(explicit).parent if explicit else results_dir(config) / "search"
 
 

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from needle_lib.benches.known_item import Match
 from needle_lib.benches.queries import Query, file_sha256, load_queries, sample_queries
 from needle_lib.benches.registry import bench_named, select_queries
@@ -26,10 +24,10 @@ from needle_lib.judge import JudgeError, RelevanceJudge, Verdict
 from needle_lib.judge.answer import AnswerJudge
 from needle_lib.judge.config import judge_model_config
 from needle_lib.judge.identity import judge_setup
-from needle_lib.judge.verdict import RELEVANT_RATING
+from needle_lib.kernel.loop_thread import LoopThread
 from needle_lib.names import id_part, safe_file_name, unique_query_labels
 from needle_lib.net.slots import CallSlots
-from needle_lib.plugin.loop_thread import LoopThread
+from needle_lib.options import RunSettings
 from needle_lib.provenance import package_info
 from needle_lib.search.base import HttpSearchClient
 from needle_lib.search.bounds import stored_result
@@ -152,29 +150,28 @@ def require_judge(plan: SearchPlan, benches: list[str], judge_model: str | None)
         raise ConfigError(f"the judge of {', '.join(needing)}: {exc}") from None
 
 
-def build_search_plan(config: pytest.Config) -> SearchPlan:
-    opt = config.getoption
-    engines = [e.strip() for e in (opt("engines") or DEFAULT_ENGINES).split(",") if e.strip()]
+def build_search_plan(settings: RunSettings) -> SearchPlan:
+    engines = [e.strip() for e in (settings.engines or DEFAULT_ENGINES).split(",") if e.strip()]
     known = known_engines()
     unknown = [e for e in engines if e not in known]
     if unknown:
         raise ConfigError(
             f"--engines: unknown engine(s) {', '.join(unknown)}; known: {', '.join(known)}"
         )
-    path = Path(opt("queries")) if opt("queries") else None
-    sampling = {"sample": opt("sample"), "seed": opt("seed") or 0, "limit": opt("limit")}
+    path = Path(settings.queries) if settings.queries else None
+    sampling = {"sample": settings.sample, "seed": settings.seed or 0, "limit": settings.limit}
     queries = load_queries(path) if path is not None else []  # a malformed row comes first
-    if (opt("engines") or path is not None) and not opt("skip_missing_keys"):
-        _require_settings(engines, known, named=bool(opt("engines")))
+    if (settings.engines or path is not None) and not settings.skip_missing_keys:
+        _require_settings(engines, known, named=bool(settings.engines))
     return SearchPlan(
         queries_path=path,
         queries=queries,
         engines=engines,
-        num_results=opt("num_results"),
-        snippet_chars=opt("snippet_chars"),
-        judge_model=judge_model_config(opt("judge_model")).name,
-        judge_concurrency=opt("judge_concurrency"),
-        answer_judge=bool(opt("judge")),
+        num_results=settings.num_results,
+        snippet_chars=settings.snippet_chars,
+        judge_model=judge_model_config(settings.judge_model).name,
+        judge_concurrency=settings.judge_concurrency,
+        answer_judge=settings.judge,
         sampling=sampling,
         # hashed once here, not per case: the header rides on every case record
         queries_sha256=file_sha256(path) if path else None,
@@ -194,47 +191,11 @@ def judged_result(result: SearchResult, verdict: Verdict | JudgeError) -> dict[s
     return record
 
 
-def check_relevance(case: dict[str, Any], scorecard: Any) -> None:
-    """The per-case verdict: did the engine put at least one relevant result in its top K?
-
-    The headline metric (pooled nDCG) needs every engine's results and is computed in the
-    run report; this per-case check is what makes a case PASSED or FAILED in pytest.
-    """
-    ratings = [r["rating"] for r in case["results"]]
-    best = max(ratings, default=0)
-    summary = (f"{case['engine']} on {case['query']!r}: ratings {ratings} "
-               f"(best {best}; relevant means ≥ {RELEVANT_RATING})")
-    scorecard.update_case(verdict=summary)
-    if best < RELEVANT_RATING:
-        pytest.fail(summary, pytrace=False)
-
-
 def matched_result(result: SearchResult, match: Match) -> dict[str, Any]:
     """One result as a known-item report lists it: evidence (bounded, cuts flagged), the
     matcher's verdict and why."""
     return {**stored_result(result), "det_match": match.matched,
             "match_why": match.why, "judge_match": None}
-
-
-def check_hit(case: dict[str, Any], scorecard: Any) -> None:
-    """The known-item verdict: PASSED when the gold is in the top K; a miss shows the gold,
-    what the engine returned and why none of it matched."""
-    rank = case["hit_rank"]
-    if rank is not None:
-        how = "judge" if rank != case["det_rank"] else "matcher"
-        scorecard.update_case(verdict=f"hit at rank {rank} ({how})")
-        return
-    lines = [f"{case['engine']} on {case['query']!r}: gold not among its "
-             f"{len(case['results'])} result(s)", f"  gold: {case['gold_text']}"]
-    for rank, result in enumerate(case["results"], start=1):
-        judged = "" if result["judge_match"] is None else f"; judge: {result['judge_match']}"
-        lines.append(f"  {rank}. {result['title'][:80]!r} {result['url']}")
-        lines.append(f"     {result['match_why']}{judged}")
-    if not case["results"]:
-        lines.append("  (no results)")
-    message = "\n".join(lines)
-    scorecard.update_case(verdict=lines[0])
-    pytest.fail(message, pytrace=False)
 
 
 class SearchClients:

@@ -1,18 +1,17 @@
 """Recall cases: what ``pytest evals`` asks (corpus × target × model) and how it asks.
 
-The plan is built once per process from the command line and the configs; parsed corpora
-come from the on-disk cache, so collection in every xdist worker stays cheap.
+The plan is built once per process from the run's settings and the configs; parsed
+corpora come from the on-disk cache, so collection in every xdist worker stays cheap.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
-
-import pytest
+from typing import Any, TypeVar
 
 from needle_lib.llm import (
     ChatResult,
@@ -28,7 +27,7 @@ from needle_lib.llm.overflow import Overflow, explain_overflow
 from needle_lib.llm.request_body import share_prefix
 from needle_lib.llm.server_context import probe_context
 from needle_lib.names import id_part
-from needle_lib.plugin.recall.contexts import known_contexts, needs_context
+from needle_lib.options import RunSettings
 from needle_lib.provenance import package_info
 from needle_lib.recall import size
 from needle_lib.recall.corpus import (
@@ -42,11 +41,14 @@ from needle_lib.recall.corpus import (
 )
 from needle_lib.recall.prompt import build_messages, corpus_preamble
 from needle_lib.recall.reference import reference_answer
+from needle_lib.recall.repo import KnownContext
 from needle_lib.recall.score import Score, score_answer
 from needle_lib.recall.store import DEFAULT_SELECTION, pair_name
 from needle_lib.recall.suite import RecallSuite, load_suite
 from needle_lib.recall.targets import Target, UnknownFunction
 from needle_lib.tomlconf import ConfigError
+
+T = TypeVar("T")
 
 DEFAULT_MODEL = "reference"
 REFERENCE_NOTE = (
@@ -105,13 +107,6 @@ class RecallCase:
             "signature": function.signature,
             "prompt_tokens_est": self.prompt_tokens,
         }
-
-
-def recall_case_of(item: pytest.Item) -> RecallCase | None:
-    """The recall case a collected test item runs, if it is one."""
-    callspec = getattr(item, "callspec", None)
-    case = callspec.params.get("recall_case") if callspec else None
-    return case if isinstance(case, RecallCase) else None
 
 
 @dataclass
@@ -217,18 +212,30 @@ class RecallPlan:
         }
 
 
-def _corpus_configs(config: pytest.Config, models: list[ModelConfig]) -> list[CorpusConfig]:
-    file, repo = config.getoption("file"), config.getoption("repo")
-    if file:
-        chosen = [single_file_config(file)]
-    elif repo:
-        chosen = [repo_config(repo)]
+#: Each model's context as far as it is known (``plugin.collect.known_contexts``: a
+#: config's ``context_tokens``, else what its server reports, shared with xdist workers).
+Contexts = Callable[[list[ModelConfig]], list[KnownContext]]
+
+
+def needs_context(corpora: list[CorpusConfig], cli_budget: int | None) -> bool:
+    """Whether some corpus's budget depends on the models' contexts."""
+    return cli_budget is None and any(
+        c.repo is not None and c.repo.max_prompt_tokens is None for c in corpora
+    )
+
+
+def _corpus_configs(settings: RunSettings, models: list[ModelConfig],
+                    contexts: Contexts) -> list[CorpusConfig]:
+    if settings.file:
+        chosen = [single_file_config(settings.file)]
+    elif settings.repo:
+        chosen = [repo_config(settings.repo)]
     else:
-        names = config.getoption("corpus") or configured_corpus_names()
+        names = list(settings.corpus) or configured_corpus_names()
         chosen = [resolve_corpus(name) for name in names]
-    budget = config.getoption("max_prompt_tokens")
-    contexts = known_contexts(config, models) if needs_context(chosen, budget) else []
-    return [sized_for(c, contexts, budget) for c in chosen]
+    budget = settings.max_prompt_tokens
+    known = contexts(models) if needs_context(chosen, budget) else []
+    return [sized_for(c, known, budget) for c in chosen]
 
 
 def budget_note(suite: RecallSuite) -> str | None:
@@ -240,43 +247,38 @@ def budget_note(suite: RecallSuite) -> str | None:
             f"{snapshot.budget_source}")
 
 
-def build_plan(config: pytest.Config) -> RecallPlan:
+def build_plan(settings: RunSettings, contexts: Contexts) -> RecallPlan:
     """Resolve corpora, sampling, scoring and models from the configs and the options."""
-    opt = config.getoption
     suites: list[RecallSuite] = []
     scoring: dict[str, ScoringPolicy] = {}
     defaults: dict[str, bool] = {}
     misses: list[str] = []
-    functions = list(opt("function"))
-    overrides = {
+    functions = list(settings.function)
+    overrides: dict[str, object] = {
         key: value
         for key, value in {
-            "base_url": opt("base_url"),
-            "api_key": opt("api_key"),
-            "max_tokens": opt("max_tokens"),
-            "temperature": opt("temperature"),
-            "timeout": opt("request_timeout"),
-            "concurrency": opt("concurrency"),
+            "base_url": settings.base_url,
+            "api_key": settings.api_key,
+            "max_tokens": settings.max_tokens,
+            "temperature": settings.temperature,
+            "timeout": settings.request_timeout,
+            "concurrency": settings.concurrency,
         }.items()
         if value is not None
     }
-    if opt("think"):
+    if settings.think:
         overrides["think"] = True
-    names = opt("model") or [DEFAULT_MODEL]
+    names = list(settings.model) or [DEFAULT_MODEL]
     models = [resolve_model(name, overrides) for name in names]
     check_distinct_keys(models)
-    for corpus_config in _corpus_configs(config, models):
+    for corpus_config in _corpus_configs(settings, models, contexts):
         base = corpus_config.sample
         sample = replace(
             base,
-            k=opt("sample") if opt("sample") is not None else base.k,
-            seed=opt("seed") if opt("seed") is not None else base.seed,
-            min_code_lines=(
-                opt("min_code_lines") if opt("min_code_lines") is not None else base.min_code_lines
-            ),
-            primary_lines=(
-                opt("primary_lines") if opt("primary_lines") is not None else base.primary_lines
-            ),
+            k=_given(settings.sample, base.k),
+            seed=_given(settings.seed, base.seed),
+            min_code_lines=_given(settings.min_code_lines, base.min_code_lines),
+            primary_lines=_given(settings.primary_lines, base.primary_lines),
         )
         try:
             suite = load_suite(corpus_config, sample=sample, functions=functions or None)
@@ -286,14 +288,8 @@ def build_plan(config: pytest.Config) -> RecallPlan:
         suites.append(suite)
         policy = corpus_config.scoring
         chosen = scoring[corpus_config.name] = ScoringPolicy(
-            count_comments=(
-                opt("count_comments")
-                if opt("count_comments") is not None
-                else policy.count_comments
-            ),
-            relax_indent=(
-                opt("relax_indent") if opt("relax_indent") is not None else policy.relax_indent
-            ),
+            count_comments=_given(settings.count_comments, policy.count_comments),
+            relax_indent=_given(settings.relax_indent, policy.relax_indent),
         )
         defaults[corpus_config.name] = (
             sample == base
@@ -303,11 +299,11 @@ def build_plan(config: pytest.Config) -> RecallPlan:
         )
     if functions and not suites:
         raise ConfigError("; ".join(misses))
-    messages = [REFERENCE_NOTE] if not opt("model") else []
+    messages = [REFERENCE_NOTE] if not settings.model else []
     messages += [m.note for m in models if m.note]
     messages += [note for suite in suites if (note := budget_note(suite))]
     pairs = len(suites) * len(models)
-    if opt("dump") and pairs > 1:
+    if settings.dump and pairs > 1:
         raise ConfigError(
             f"--dump names one file, but this run has {pairs} (corpus, model) pairs; "
             "select one corpus (--corpus) and one model, or drop --dump"
@@ -317,11 +313,16 @@ def build_plan(config: pytest.Config) -> RecallPlan:
         models=models,
         scoring=scoring,
         no_think={m.key: m.suppress_thinking for m in models},
-        notes=opt("notes"),
+        notes=settings.notes,
         functions=functions,
         messages=messages,
         defaults=defaults,
     )
+
+
+def _given(option: T | None, configured: T) -> T:
+    """An option's value where the command line gave one, else the config's."""
+    return configured if option is None else option
 
 
 class RecallClients:

@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import errno
 import shlex
-from typing import NoReturn
-
-import pytest
+from collections.abc import Sequence
 
 #: The exit status of a run stopped by a full disk: ENOSPC's errno (28 on Linux and macOS),
 #: away from pytest's 0–5 so CI can tell "no space" from "cases failed" or "usage error".
@@ -34,22 +32,17 @@ def is_no_space(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in NO_SPACE_ERRNOS
 
 
-def resume_command(config: pytest.Config) -> str:
-    """This run's command line with ``--resume``, quoted for the shell."""
-    args = [str(arg) for arg in config.invocation_params.args]
-    if "--resume" not in args:
-        args.append("--resume")
-    return shlex.join(["pytest", *args])
+def resume_command(args: Sequence[str]) -> str:
+    """The run's command line (pytest's arguments) with ``--resume``, quoted for the shell."""
+    words = [str(arg) for arg in args]
+    if "--resume" not in words:
+        words.append("--resume")
+    return shlex.join(["pytest", *words])
 
 
-def disk_full_message(exc: OSError, config: pytest.Config) -> str:
+def disk_full_message(exc: OSError, args: Sequence[str]) -> str:
     """The one line a full disk gets: the file, the reason, what is kept, what to run."""
     where = exc.filename or "a result file"
     reason = exc.strerror or "no space left"
     return (f"needle: disk full writing {where} ({reason}): the run stopped; every case "
-            f"written before is kept. Free some space, then resume: {resume_command(config)}")
-
-
-def stop_for_disk_full(exc: OSError, config: pytest.Config) -> NoReturn:
-    """End the session now with ``DISK_FULL_EXIT`` and the one-line message."""
-    pytest.exit(disk_full_message(exc, config), returncode=DISK_FULL_EXIT)
+            f"written before is kept. Free some space, then resume: {resume_command(args)}")

@@ -1,7 +1,7 @@
 """The requests of one search case: its search, then its judging, as one async job.
 
 A job runs on the worker's event loop, possibly well ahead of pytest reaching the case
-(``search.dispatch``); it only asks and collects. Everything that depends on run order —
+(``benches.dispatch``); it only asks and collects. Everything that depends on run order —
 the case record, fail-fast bookkeeping, SKIP/ERROR/FAILED — stays in the fixtures, so a
 pipelined run records exactly what a serial one does. The search holds its engine's lane
 (one request in flight per engine, so latency samples stay comparable); judging does not,
@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from needle_lib.benches.known_item import KnownItemBench, Match, first_rank, needs_judging
+from needle_lib.benches.plan import SearchCase, SearchClients
 from needle_lib.benches.registry import bench_named
 from needle_lib.benches.rows import row_day
 from needle_lib.judge import JudgeError, Verdict
 from needle_lib.judge.base import JudgeSeen, unseen
 from needle_lib.judge.profile import QueryProfile
 from needle_lib.judge.tally import counting
-from needle_lib.plugin.search.plan import SearchCase, SearchClients
 from needle_lib.search.bounds import cap_snippet
 from needle_lib.search.types import MissingAPIKey, SearchOutcome, SearchResult
 from needle_lib.tomlconf import ConfigError

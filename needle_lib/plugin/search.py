@@ -1,5 +1,6 @@
-"""Search fixtures: the search and the judging live here (setup), so infrastructure
-failures are pytest ERRORs, as for recall (``fixtures``).
+"""The search half of the plugin: fixtures (the search and the judging live here, in setup,
+so infrastructure failures are pytest ERRORs, as for recall in ``fixtures``) and the
+verdicts the eval modules assert (``check_relevance``, ``check_hit``).
 
 The plugin registers this module only for a run with a query set (``--queries``): without
 one no search case exists, and a recall run never imports the search half.
@@ -7,24 +8,26 @@ one no search case exists, and a recall run never imports the search half.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
 
+from needle_lib.benches.dispatch import SearchDispatcher
+from needle_lib.benches.fetch import CaseWork, JudgedWork, MatchedWork
 from needle_lib.benches.known_item import KnownItemBench, combined_rank, first_rank
+from needle_lib.benches.plan import SearchCase, SearchClients, judged_result, matched_result
 from needle_lib.benches.registry import bench_named
-from needle_lib.contract.records import search_case_record
+from needle_lib.contract.records import SearchCaseRecord, search_case_record
 from needle_lib.judge import JudgeError
+from needle_lib.judge.verdict import RELEVANT_RATING
 from needle_lib.net.slots import CallSlots
-from needle_lib.plugin.distribution import SCATTERING, run_dist
+from needle_lib.plugin.collect import search_case_of, search_plan
 from needle_lib.plugin.fixtures import fail_fast, tripped
+from needle_lib.plugin.resume import is_kept, resumed_from, stored_case
 from needle_lib.plugin.scorecard import Scorecard
-from needle_lib.plugin.search.dispatch import SearchDispatcher
-from needle_lib.plugin.search.fetch import CaseWork, JudgedWork, MatchedWork
-from needle_lib.plugin.search.plan import SearchCase, SearchClients, judged_result, matched_result
-from needle_lib.plugin.search.resume import is_kept, resumed_from, stored_case
-from needle_lib.plugin.session import run_state, search_plan
+from needle_lib.plugin.settings import is_worker, run_state, settings
+from needle_lib.plugin.shard import SCATTERING, run_dist
 
 
 @pytest.fixture(scope="session")
@@ -33,7 +36,7 @@ def search_clients(request: pytest.FixtureRequest) -> Iterator[SearchClients]:
     plan = search_plan(config)
     # one bound on judge calls for the whole run: every worker holds slots in the run dir
     slots = CallSlots(plan.judge_concurrency, run_state(config).path.parent, name="judge")
-    clients = SearchClients(plan, config.getoption("judge_model"), slots)
+    clients = SearchClients(plan, settings(config).judge_model, slots)
     yield clients
     clients.close()
 
@@ -46,19 +49,17 @@ def search_dispatcher(request: pytest.FixtureRequest,
     def upcoming() -> list[SearchCase]:
         # session.items is this process's run order; under xdist, --dist loadgroup (the
         # search default) keeps an engine's cases on one worker.
-        params = (getattr(item, "callspec", None) for item in session.items)
-        cases = (p.params.get("search_case") if p is not None else None for p in params)
+        cases = (search_case_of(item) for item in session.items)
         # a case kept by --resume is never sent to a lane
-        return [case for case in cases
-                if isinstance(case, SearchCase) and not is_kept(config, case)]
+        return [case for case in cases if case is not None and not is_kept(config, case)]
 
-    lookahead = config.getoption("search_lookahead")
+    lookahead = settings(config).search_lookahead
     if run_dist(config) in SCATTERING:
         lookahead = 1  # this worker may not run an engine's next cases: fetch none ahead
     return SearchDispatcher(
         search_clients, upcoming,
         lambda case: tripped(config, f"engine {case.engine}") is None, lookahead,
-        all_at_once=not hasattr(config, "workerinput"))
+        all_at_once=not is_worker(config))
 
 
 def _search(request: pytest.FixtureRequest, search_case: SearchCase,
@@ -107,11 +108,11 @@ def search_judged(
     search_case: SearchCase,
     search_dispatcher: SearchDispatcher,
     scorecard: Scorecard,
-) -> dict:
+) -> SearchCaseRecord:
     """Search one query on one engine, then judge every result: the case record."""
     work = _search(request, search_case, search_dispatcher, scorecard)
     if work is None:
-        return scorecard.case
+        return scorecard.search_case
     assert isinstance(work, JudgedWork)
     if work.unconfigured is not None:
         reason = f"relevance judge not configured: {work.unconfigured}"
@@ -130,7 +131,7 @@ def search_judged(
     if errors:
         pytest.fail(f"judge failed on {len(errors)} of {len(results)} result(s): {errors[0]}",
                     pytrace=False)
-    return scorecard.case
+    return scorecard.search_case
 
 
 @pytest.fixture
@@ -139,7 +140,7 @@ def search_matched(
     search_case: SearchCase,
     search_dispatcher: SearchDispatcher,
     scorecard: Scorecard,
-) -> dict:
+) -> SearchCaseRecord:
     """Search one known-item query on one engine and find the gold in its results.
 
     With ``--judge`` the backstop judges the results ranked above the first deterministic
@@ -154,7 +155,7 @@ def search_matched(
                    groups=bench.groups(query.row, gold), det_rank=None, hit_rank=None,
                    judged=0)
     if work is None:
-        return scorecard.case
+        return scorecard.search_case
     assert isinstance(work, MatchedWork)
     results = [matched_result(r, m) for r, m in zip(work.shown, work.matches, strict=True)]
     det_rank = first_rank([m.matched for m in work.matches])
@@ -164,7 +165,7 @@ def search_matched(
         scorecard.update_case(skip_reason=reason)
         pytest.skip(reason)
     if work.answers is None:
-        return scorecard.case
+        return scorecard.search_case
     verdicts = work.answers
     for result, verdict in zip(results, verdicts, strict=False):
         result["judge_match"] = verdict if isinstance(verdict, bool) else None
@@ -176,4 +177,40 @@ def search_matched(
     if errors and hit_rank is None:
         pytest.fail(f"judge failed on {len(errors)} of {work.asked} result(s) and nothing "
                     f"matched, so this miss is undecided: {errors[0]}", pytrace=False)
-    return scorecard.case
+    return scorecard.search_case
+
+
+def check_relevance(case: SearchCaseRecord, scorecard: Scorecard) -> None:
+    """The per-case verdict: did the engine put at least one relevant result in its top K?
+
+    The headline metric (pooled nDCG) needs every engine's results and is computed in the
+    run report; this per-case check is what makes a case PASSED or FAILED in pytest.
+    """
+    ratings = [r["rating"] for r in case["results"]]
+    best = max(ratings, default=0)
+    summary = (f"{case['engine']} on {case['query']!r}: ratings {ratings} "
+               f"(best {best}; relevant means ≥ {RELEVANT_RATING})")
+    scorecard.update_case(verdict=summary)
+    if best < RELEVANT_RATING:
+        pytest.fail(summary, pytrace=False)
+
+
+def check_hit(case: Mapping[str, Any], scorecard: Scorecard) -> None:
+    """The known-item verdict: PASSED when the gold is in the top K; a miss shows the gold,
+    what the engine returned and why none of it matched."""
+    rank = case["hit_rank"]
+    if rank is not None:
+        how = "judge" if rank != case["det_rank"] else "matcher"
+        scorecard.update_case(verdict=f"hit at rank {rank} ({how})")
+        return
+    lines = [f"{case['engine']} on {case['query']!r}: gold not among its "
+             f"{len(case['results'])} result(s)", f"  gold: {case['gold_text']}"]
+    for rank, result in enumerate(case["results"], start=1):
+        judged = "" if result["judge_match"] is None else f"; judge: {result['judge_match']}"
+        lines.append(f"  {rank}. {result['title'][:80]!r} {result['url']}")
+        lines.append(f"     {result['match_why']}{judged}")
+    if not case["results"]:
+        lines.append("  (no results)")
+    message = "\n".join(lines)
+    scorecard.update_case(verdict=lines[0])
+    pytest.fail(message, pytrace=False)

@@ -7,8 +7,8 @@ process's run order; when a case asks for its result it also starts the next one
 a kill can lose. The cases themselves stay ordinary pytest cases recorded in run order, so
 ids, verdicts and guards (fail-fast) are those of a serial run.
 
-Shared by the recall dispatcher (``dispatch.py``: a (corpus, model) pair is a lane) and the
-search dispatcher (``search/dispatch.py``: an engine is a lane).
+Shared by the recall dispatcher (``recall/dispatch.py``: a (corpus, model) pair is a lane) and the
+search dispatcher (``benches/dispatch.py``: an engine is a lane).
 """
 
 from __future__ import annotations

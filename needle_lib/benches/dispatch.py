@@ -19,11 +19,11 @@ import functools
 from collections.abc import Callable
 from concurrent.futures import Future
 
+from needle_lib.benches.fetch import CaseWork, fetch_judged, fetch_matched
+from needle_lib.benches.plan import SearchCase, SearchClients
 from needle_lib.benches.registry import bench_named
+from needle_lib.kernel.lookahead import Lookahead
 from needle_lib.net.slots import call_priority
-from needle_lib.plugin.lookahead import Lookahead
-from needle_lib.plugin.search.fetch import CaseWork, fetch_judged, fetch_matched
-from needle_lib.plugin.search.plan import SearchCase, SearchClients
 
 
 class SearchDispatcher:

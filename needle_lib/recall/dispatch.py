@@ -16,9 +16,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 
+from needle_lib.kernel.lookahead import Lookahead
 from needle_lib.llm import ChatResult, LLMError
-from needle_lib.plugin.lookahead import Lookahead
-from needle_lib.plugin.recall.plan import RecallCase
+from needle_lib.recall.plan import RecallCase
 from needle_lib.tomlconf import ConfigError
 
 Send = Callable[[RecallCase], ChatResult]

@@ -1,0 +1,5 @@
+"""The runner under the pytest plugin: pieces both benchmark families share that need no
+pytest (look-ahead lanes, the event-loop thread, the run state every process shares).
+
+``needle_lib.plugin`` adapts them to pytest; nothing here imports pytest.
+"""
