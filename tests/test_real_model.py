@@ -19,6 +19,7 @@ import httpx
 import pytest
 from evalrun import run_evals
 
+from needle_lib.contract.outcome import SCORED, Outcome
 from needle_lib.paths import REPO_ROOT
 from needle_lib.testing.loopback import LoopbackServer, Response
 from needle_lib.testing.search_server import FakeSearchServer
@@ -104,8 +105,9 @@ def test_recall_on_real_code_answers_every_case_with_the_servers_counts_and_repe
     assert first.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), first.stdout.str()
     dump = recall_dump(tmp_path / "r1")
     cases = dump["cases"]
-    assert len(cases) == int(CASES) and dump["complete"] and dump["valid"]
-    assert {case["outcome"] for case in cases} <= {"PASSED", "FAILED"}  # answered, no ERROR
+    # as many cases as the sized corpus holds functions for (one or two), all answered
+    assert 1 <= len(cases) <= int(CASES) and dump["complete"] and dump["valid"]
+    assert {case["outcome"] for case in cases} <= SCORED  # answered: no ERROR
     answered = {answer["choices"][0]["message"]["content"]: answer["usage"]
                 for answer in proxy.completions()}
     for case in cases:
@@ -128,9 +130,9 @@ def test_a_corpus_larger_than_the_context_is_one_error_naming_it(
                        "--model", str(config))
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     cases = recall_dump(tmp_path / "r")["cases"]
-    errors = [c for c in cases if c["outcome"] == "ERROR"]
-    assert len(errors) == 1 and f"{REAL_CONTEXT}" in errors[0]["error"]
-    assert all(c["outcome"] == "SKIPPED" for c in cases if c not in errors)
+    errors = [c for c in cases if c["outcome"] == Outcome.ERROR]
+    assert len(errors) == 1 and f"server limit {REAL_CONTEXT} tokens" in errors[0]["error"]
+    assert all(c["outcome"] == Outcome.SKIPPED for c in cases if c not in errors)
     assert proxy.exchanges == []  # the server refused the prompt: nothing was generated
 
 

@@ -30,11 +30,12 @@ class LiveReport:
     """One run's journal and its report in the making (one writer: the controller)."""
 
     def __init__(self, report_path: Path, header: dict[str, Any]) -> None:
-        self.header = header
+        #: a copy, held by the fold too: the judges the cases saw join it at the end
+        self.header = dict(header)
         self.journal = Journal(journal_path(report_path), header)
         self._engines = frozenset(header["engines"])
         self._tables = SpooledTables()
-        self._fold = report_fold(header, self._tables)
+        self._fold = report_fold(self.header, self._tables)
         self._cases = SpooledRows()
         self._tally = CaseTally()
         self._judges = SeenJudges()
@@ -75,8 +76,9 @@ class LiveReport:
             return summary_of(self.journal.finish(report_path, complete_run=complete_run))
         for query_id in list(self._open):  # in first-appearance order
             self._score(query_id)
+        self.header.update(self._judges.stamp(self.header))  # as ``assemble_report`` does
         report = self._fold.report(in_progress=False)
-        self._tally.stamp(report, self._judges.stamp(self.header), complete_run=complete_run)
+        self._tally.stamp(report, self.header, complete_run=complete_run)
         report["cases"] = self._cases
         try:
             write_json_by_line_atomic(report_path, report)
