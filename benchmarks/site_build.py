@@ -80,7 +80,7 @@ def main() -> None:
         search = SearchHistory(Site.load(history, window_only=True), str(history))
         report = build_dashboard(None, tmp / "site", search=search)
         took, cpu = time.monotonic() - began, time.process_time() - cpu
-        count = len({(r["bench"], r["run_id"]) for r in search.site.history})
+        count = len({(r.bench, r.run_id) for r in search.site.history})
     verdict = "within" if took < TARGET_S else "OVER"
     print(f"search site from history/: {count} runs ({days} days × {len(BENCHES)} benches "
           f"× {len(ENGINES)} engines, {queries} queries each) → {len(report.pages)} files in "

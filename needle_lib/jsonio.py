@@ -1,4 +1,5 @@
-"""Atomic JSON files: a reader (or a crash) never sees half a file."""
+"""JSON values as a type, and atomic JSON files: a reader (or a crash) never sees half a
+file."""
 
 from __future__ import annotations
 
@@ -8,9 +9,22 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Protocol, runtime_checkable
+from typing import IO, Any, Protocol, TypeAlias, runtime_checkable
 
 RESULT_FILE_MODE = 0o644
+
+#: Any JSON value, as ``json.loads`` returns it. For payloads whose shape another party
+#: decides (servers, source APIs, request bodies we send): unlike ``Any``, a value must be
+#: narrowed (``isinstance``) before it is indexed or used, so a server that sends a string
+#: where an object was documented is an error we handle, not a ``TypeError`` deep inside.
+JSON: TypeAlias = "bool | int | float | str | list[JSON] | dict[str, JSON] | None"
+#: A JSON object.
+JSONObject: TypeAlias = "dict[str, JSON]"
+
+
+def json_object(value: object) -> JSONObject | None:
+    """``value`` if it is a JSON object, else None (the usual first narrowing)."""
+    return value if isinstance(value, dict) else None
 
 
 @runtime_checkable

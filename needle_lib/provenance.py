@@ -1,4 +1,5 @@
-"""Which code produced a result: package version and git revision, recorded in every dump."""
+"""Which code produced a result (package version and git revision, recorded in every dump)
+and where the bundled corpora came from (``fixtures/PROVENANCE.toml``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import threading
 from functools import cache
 
 from needle_lib import __version__
-from needle_lib.paths import REPO_ROOT
+from needle_lib.paths import FIXTURES_DIR, REPO_ROOT
+from needle_lib.tomlconf import load_toml
+
+PROVENANCE_FILE = FIXTURES_DIR / "PROVENANCE.toml"
 
 _looking_up = threading.Lock()
 
@@ -51,3 +55,13 @@ def _git_revision() -> str:
 
 def package_info() -> dict[str, str]:
     return {"name": "needle-evals", "version": __version__, "git_revision": git_revision()}
+
+
+def fixture_sources() -> dict[str, str]:
+    """``fixtures/<path>`` → where the file came from and its license, for each file
+    ``PROVENANCE.toml`` lists. Raises ConfigError naming the file if it cannot be read."""
+    entries = load_toml(PROVENANCE_FILE).get("file", [])
+    return {f"{FIXTURES_DIR.name}/{entry['path']}":
+            f"{entry.get('source', 'source not recorded')} "
+            f"({entry.get('license', 'no license recorded')})"
+            for entry in entries if "path" in entry}

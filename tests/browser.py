@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -45,3 +48,35 @@ def dom_text(page: Path, tmp: Path) -> str:
     dom = run_chromium(page, tmp / "chromium-dom", "--virtual-time-budget=5000", "--dump-dom")
     assert dom, f"chromium returned no DOM for {page}"
     return dom
+
+
+_MEASURE = """<!DOCTYPE html><html><body style="margin:0">
+<iframe id="page" src="{src}" style="border:0;width:{width}px;height:{height}px"></iframe>
+<pre id="needle-measure"></pre>
+<script>
+document.getElementById("page").addEventListener("load", () => {{
+  const doc = document.getElementById("page").contentDocument;
+  const el = doc && doc.getElementById("{element}");
+  const box = el && el.getBoundingClientRect();
+  document.getElementById("needle-measure").textContent = JSON.stringify(el ? {{
+    top: box.top, bottom: box.bottom, visible: el.checkVisibility(),
+    viewport: doc.defaultView.innerHeight, text: el.innerText}} : {{missing: true}});
+}});
+</script></body></html>
+"""
+
+
+def first_screen(page: Path, element: str, tmp: Path, *, width: int = 1280,
+                 height: int = 900) -> dict:
+    """Where element ``#element`` of ``page`` lies when the page opens in a ``width`` ×
+    ``height`` window, after its scripts ran: ``top``, ``bottom`` (pixels from the top of
+    the window), ``visible``, ``viewport`` (the window's height) and its ``text``."""
+    harness = page.with_name(f"{page.stem}.measure.html")
+    harness.write_text(_MEASURE.format(src=page.name, width=width, height=height,
+                                       element=element), encoding="utf-8")
+    dom = run_chromium(harness, tmp / "chromium-measure", "--allow-file-access-from-files",
+                       f"--window-size={width + 20},{height + 100}",
+                       "--virtual-time-budget=5000", "--dump-dom")
+    found = re.search(r'<pre id="needle-measure">(.*?)</pre>', dom, re.S)
+    assert found and found[1], f"chromium measured nothing on {page}: {dom[:500]}"
+    return json.loads(unescape(found[1]))

@@ -26,8 +26,9 @@ from needle_lib.names import (
     safe_file_name,
     unique_query_labels,
 )
-from needle_lib.report.untrusted import escape_id_cell, result_link
+from needle_lib.report.untrusted import escape_id_cell
 from needle_lib.rundirs import OWNER_FILE, clean_stale_run_dirs, make_run_dir
+from needle_lib.templates import macro
 from needle_lib.tomlconf import ConfigError
 
 XSS = '<img src=x onerror="document.body.dataset.pwned=1">'
@@ -125,6 +126,9 @@ def test_resume_commands_are_quoted_for_the_shell():
 
 # --- HTML helpers
 
+result_link = macro("report/macros.html.j2", "result_link")
+
+
 @pytest.mark.parametrize("url", ["javascript:alert(1)", " JavaScript:alert(1)",
                                  "data:text/html,<script>alert(1)</script>", "vbscript:x",
                                  "//evil.example/x"])
@@ -135,7 +139,7 @@ def test_only_http_urls_become_links(url):
 
 def test_http_urls_are_links_with_escaped_attributes():
     html = result_link('https://ok.example/?a=1&b="2"', "t")
-    assert html.startswith('<a href="https://ok.example/?a=1&amp;b=&quot;2&quot;"')
+    assert html.startswith('<a href="https://ok.example/?a=1&amp;b=&#34;2&#34;"')
 
 
 def test_the_test_id_cell_is_escaped_once():

@@ -57,6 +57,15 @@ def test_ceo_without_start_year_and_without_any_sitting_ceo() -> None:
     assert wd.current_ceo({}) is None
 
 
+def test_a_qualifier_of_the_wrong_shape_reads_as_none() -> None:
+    """Wikidata's JSON is another party's: a start qualifier that is a number, not a list
+    of snaks, is no start year (it raised TypeError)."""
+    statement = {"rank": "normal", "qualifiers": {wd.START: 2019},
+                 "mainsnak": {"snaktype": "value",
+                              "datavalue": {"value": {"id": "Q7"}, "type": "wikibase-entityid"}}}
+    assert wd.current_ceo({wd.CEO: [statement]}) == wd.Ceo("Q7", None)
+
+
 def test_single_valued_facts_use_the_best_rank() -> None:
     claims = {
         "P571": [_statement("P571", _time(1990)), _statement("P571", _time(1985), "preferred"),

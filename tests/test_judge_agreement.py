@@ -137,7 +137,8 @@ def test_a_judge_that_reorders_the_engines_is_caught(tmp_path, capsys) -> None:
     assert code == 0 and err == ""
     assert "judge judge-model, prompt v" in out and "judge cheap-local, prompt v" in out
     assert "36 judged pair(s) in both" in out
-    assert "agreement: exact 66.7 % · within one 66.7 % · relevant (≥ 2) 66.7 %" in out
+    # relevant means >= 3: exa's pages rated 2 under A are not relevant under either judge
+    assert "agreement: exact 66.7 % · within one 66.7 % · relevant (≥ 3) 77.8 %" in out
     assert "Kendall τ-b -0.33  [95 % CI -0.33, -0.33, queries resampled]" in out
     assert "order swapped: exa > brave under A, brave > exa under B, exa > tavily" in out
     code, out, _ = agreement(capsys, a, b, "--json")

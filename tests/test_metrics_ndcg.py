@@ -10,18 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from needle_lib.metrics import (
+from needle_lib.metrics.ndcg import (
     GAINS,
     ULTIMATE,
     RatedResult,
     dcg,
     mean_ndcg,
-    normalize_url,
     penalized_gains,
     pooled_ratings,
     query_ndcg,
     ultimate_ranking,
 )
+from needle_lib.metrics.urls import normalize_url
 
 # URL spellings that normalise together exercise dedup across engines and within a list.
 URLS = [f"https://site{i % 4}.example/page{i}" for i in range(8)]

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from needle_lib.metrics import normalize_url
+from needle_lib.metrics.urls import normalize_url
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ from needle_lib.cli import main
 from needle_lib.continuous.ci import confidence_intervals
 from needle_lib.continuous.runs import ReportError, load_run, parse_ts, query_hash
 from needle_lib.continuous.store import Site, publish
+from needle_lib.contract.history import ScoresRow
 from needle_lib.dashboard.search_views import uniqueness_totals
 from needle_lib.metrics.bootstrap import cluster_bootstrap_means
 from needle_lib.metrics.overlap import family_uniqueness, pair_sharing
@@ -187,10 +188,10 @@ def test_published_uniqueness_uses_families(tmp_path):
              judged_case("q", "query", "brave", [0], urls=["https://p/2"])]
     path = write_report(tmp_path, header("news", "judged", ["exa", "exa-instant", "brave"], 1,
                                          START), cases, START)
-    by_engine = {r["engine"]: r for r in load_run(path).uniqueness}
-    assert (by_engine["exa"]["unique_urls"], by_engine["exa"]["relevant_unique_urls"]) == (1, 1)
-    assert by_engine["exa-instant"]["family"] == "exa"
-    assert by_engine["brave"]["unique_urls"] == 0
+    by_engine = {r.engine: r for r in load_run(path).uniqueness}
+    assert (by_engine["exa"].unique_urls, by_engine["exa"].relevant_unique_urls) == (1, 1)
+    assert by_engine["exa-instant"].family == "exa"
+    assert by_engine["brave"].unique_urls == 0
 
 
 def test_cluster_bootstrap_on_known_data():
@@ -214,9 +215,9 @@ def test_clusters_weigh_by_their_cells():
     assert interval.estimate == 0.75 and interval.low == 0.0 and interval.high == 1.0
 
 
-def score_row(run: str, day: int, qids: list[str], values: list[float | None]) -> dict:
-    return {"run_id": run, "ts": f"2026-07-0{day}T00:17:00Z", "bench": "finance",
-            "kind": "known_item", "qids": qids, "metrics": {"recall": {"e": values}}}
+def score_row(run: str, day: int, qids: list[str], values: list[float | None]) -> ScoresRow:
+    return ScoresRow(run_id=run, ts=f"2026-07-0{day}T00:17:00Z", bench="finance",
+                     kind="known_item", qids=qids, metrics={"recall": {"e": values}})
 
 
 def test_ci_takes_the_wider_of_query_and_run_clustering():
@@ -225,15 +226,16 @@ def test_ci_takes_the_wider_of_query_and_run_clustering():
               score_row("r2", 2, ["a", "b", "c", "d"], [0, 0, 0, 0]),
               score_row("r3", 3, ["a", "b", "c", "d"], [1, 0, 1, None])]
     entry = confidence_intervals(scores, end=parse_ts("2026-07-03T00:17:00Z"),
-                                 resamples=400)["benches"]["finance"]["recall"]["e"]
-    assert entry["point"] == pytest.approx(6 / 11)
-    assert (entry["n_runs"], entry["n_queries"], entry["n_cells"]) == (3, 4, 11)
-    assert entry["lo"] == min(entry["by_query"][0], entry["by_run"][0])
-    assert entry["hi"] == max(entry["by_query"][1], entry["by_run"][1])
-    by_run = entry["by_run"][1] - entry["by_run"][0]
-    by_query = entry["by_query"][1] - entry["by_query"][0]
+                                 resamples=400).get("finance", "recall", "e")
+    assert entry is not None and entry.by_query is not None and entry.by_run is not None
+    assert entry.point == pytest.approx(6 / 11)
+    assert (entry.n_runs, entry.n_queries, entry.n_cells) == (3, 4, 11)
+    assert entry.lo == min(entry.by_query[0], entry.by_run[0])
+    assert entry.hi == max(entry.by_query[1], entry.by_run[1])
+    by_run = entry.by_run[1] - entry.by_run[0]
+    by_query = entry.by_query[1] - entry.by_query[0]
     assert by_run > by_query  # the run clustering is the honest (wider) one here
-    assert (entry["lo"], entry["hi"]) == tuple(entry["by_run"]) and entry["note"] is None
+    assert (entry.lo, entry.hi) == tuple(entry.by_run) and entry.note is None
 
 
 def test_one_run_says_not_enough_runs(tmp_path):
@@ -268,7 +270,7 @@ def test_a_journal_of_a_run_in_flight_is_published_as_incomplete(tmp_path):
     journal.append(known_case("f0", "company 0 ceo", "exa", 1))
     journal.close(remove=False)
     run = load_run(journal_path(report))
-    assert run.complete is False and run.history[0]["complete"] is False
+    assert run.complete is False and run.history[0].complete is False
 
 
 def test_started_at_falls_back_to_the_file_stamp(tmp_path):
@@ -347,7 +349,8 @@ def test_concurrent_publishers_all_land(tmp_path):
         f"20260701T0{h}1700Z" for h in range(4)}
     assert len(rows(site, "history")) == 16 and len(rows(site, "scores")) == 4
     loaded = Site.load(site)
-    assert len(loaded.ci["runs"]["news"]) == 4  # the last writer saw every run
+    assert loaded.ci is not None
+    assert len(loaded.ci.runs["news"]) == 4  # the last writer saw every run
     assert not [p for p in site.iterdir() if p.name.endswith(".tmp")]
 
 

@@ -132,7 +132,8 @@ def test_a_search_run_that_scored_nothing_does_not_pass(pytester, tmp_path, sear
     assert (report["complete"], report["scored_cases"]) == (False, 0)
     (path,) = (tmp_path / "search").glob("news__*.json")
     run = load_run(path)
-    assert run.complete is False and "nothing scored" in _run_status(run.report)
+    assert run.complete is False
+    assert "nothing scored" in _run_status(run.complete, run.report["scored_cases"])
 
 
 def test_failing_engine_is_an_error_and_counted(pytester, tmp_path, search_env, monkeypatch):

@@ -22,6 +22,7 @@ from needle_lib.continuous import store
 from needle_lib.continuous.parts import PARTS, PartInfo, group_parts, merged_name, part_info
 from needle_lib.continuous.runs import iso
 from needle_lib.continuous.store import Site
+from needle_lib.contract.history import RunProgress
 from needle_lib.contract.outcome import Outcome
 
 ENGINES = ["exa", "keenable"]
@@ -87,9 +88,9 @@ def test_a_run_with_a_part_missing_is_in_progress_not_the_latest_run(tmp_path):
     assert [r.state for r in complete + in_progress] == ["complete",
                                                          "in progress, 1 of 2 parts"]
     site = Site.of_runs(complete + in_progress)
-    assert {r["run_id"] for r in site.history} == {complete[0].run_id}  # no figures yet
-    assert site.latest["legal"]["run_id"] == complete[0].run_id
-    assert [e["run_id"] for e in site.in_progress("legal")] == [in_progress[0].run_id]
+    assert {r.run_id for r in site.history} == {complete[0].run_id}  # no figures yet
+    assert site.latest["legal"].run_id == complete[0].run_id
+    assert [e.run_id for e in site.in_progress("legal")] == [in_progress[0].run_id]
 
 
 def test_a_sharded_search_run_records_its_shard_in_the_header(tmp_path):
@@ -138,8 +139,8 @@ def test_parts_published_one_by_one_equal_needle_merge_then_one_publish(tmp_path
     assert publish_cli(tmp_path / "whole", merged) == 0
     assert published(site) == published(tmp_path / "whole")
     history = Site.load(site)
-    assert {r["run_id"] for r in history.history} == {"20260701T001700Z"}
-    assert history.latest["legal"]["complete"] is True and not history.in_progress("legal")
+    assert {r.run_id for r in history.history} == {"20260701T001700Z"}
+    assert history.latest["legal"].complete is True and not history.in_progress("legal")
     assert sorted(p.name for p in (site / PARTS / "legal").iterdir()) == sorted(
         p.name for p in paths)  # the raw parts stay, so a re-publish merges again
 
@@ -160,11 +161,11 @@ def test_a_run_with_parts_missing_is_in_progress_in_the_history(tmp_path, capsys
     for name in ("history", "overlap", "uniqueness", "scores", "ci", "latest"):
         assert getattr(history, name) == getattr(before, name), name
     (pending,) = history.in_progress("legal")
-    assert pending["progress"] == {"have": 1, "count": 2}
-    assert pending["run_id"] == "20260701T002000Z"  # part 2's start, until part 1 lands
+    assert pending.progress == RunProgress(have=1, count=2)
+    assert pending.run_id == "20260701T002000Z"  # part 2's start, until part 1 lands
     assert publish_cli(site, paths[0]) == 0  # the run now starts with part 1: one run
     history = Site.load(site)
-    assert {r["run_id"] for r in history.history} == {"20260630T001700Z", "20260701T001700Z"}
+    assert {r.run_id for r in history.history} == {"20260630T001700Z", "20260701T001700Z"}
     assert not history.in_progress("legal") and ("legal", "20260701T002000Z") not in \
         history.reports
     assert not (site / "runs" / "legal" / "20260701T002000Z.json").exists()
@@ -179,8 +180,8 @@ def test_a_matrix_publishing_its_parts_at_once_lands_one_run(tmp_path, capsys):
     with ThreadPoolExecutor(max_workers=2) as pool:
         assert list(pool.map(lambda path: publish_cli(site, path), paths)) == [0, 0]
     history = Site.load(site)
-    assert {r["run_id"] for r in history.history} == {"20260701T001700Z"}
-    assert history.latest["legal"]["complete"] is True and len(history.reports) == 1
+    assert {r.run_id for r in history.history} == {"20260701T001700Z"}
+    assert history.latest["legal"].complete is True and len(history.reports) == 1
 
 
 def test_publishing_the_same_part_twice_changes_nothing(tmp_path, capsys):
@@ -241,11 +242,11 @@ def test_a_parts_journal_is_replaced_by_its_final_report(tmp_path, capsys):
     log.close(remove=False)
     site = tmp_path / "history"
     assert publish_cli(site, paths[0], journal) == 0
-    assert Site.load(site).latest["legal"]["complete"] is False  # a part still in flight
+    assert Site.load(site).latest["legal"].complete is False  # a part still in flight
     assert publish_cli(site, paths[1]) == 0
     assert sorted(p.name for p in (site / PARTS / "legal").iterdir()) == sorted(
         p.name for p in paths)
-    assert Site.load(site).latest["legal"]["complete"] is True
+    assert Site.load(site).latest["legal"].complete is True
 
 
 def page_text(html: str) -> str:

@@ -22,6 +22,7 @@ from search_runs import START, finance_run, header, known_case, news_run, write_
 
 from needle_lib.benches.runfiles import finish_run
 from needle_lib.cli import main
+from needle_lib.contract.history import RunEntry
 from needle_lib.dashboard import site
 from needle_lib.dashboard.judgements import browser_html, write_browser_script, write_run_data
 
@@ -240,7 +241,8 @@ def test_judgement_browser_pages_results_and_shows_gold_in_words(doms):
     assert "1–6 of 6 queries" in latest and latest.count('class="query"') == 6
     assert "rated 4" in latest and "4 FullyM" in latest and "freshness_gate pass" in latest
     finance = doms["finance-latest"]
-    assert "gold: ceo: gold f0" in finance and "{&#x27;field" not in finance
+    assert "gold: ceo: gold f0" in finance
+    assert "{&#x27;field" not in finance and "{&#39;field" not in finance  # no dict repr
     assert "no cue word" in finance and ">miss<" in finance
     across = doms["judgements"]  # the newest run of each bench: 6 + 6 + 4 + 6 queries
     assert "1–22 of 22 queries" in across and across.count('class="query"') == 22
@@ -283,9 +285,11 @@ def test_a_20000_case_run_stays_paged(tmp_path):
                                    "snippet": "s", "det_match": r == 0 and (q + i) % 2,
                                    "match_why": "m", "judge_match": None} for r in range(3)]}
                      for q in range(queries)] for i, e in enumerate(engines)}
-    entry = {"bench": "finance", "run_id": "R1", "ts": "2026-07-01T00:17:00Z",
-             "report": {"kind": "known_item", "header": {"num_results": 3},
-                        "engines": {e: {"per_query": rows} for e, rows in per_query.items()}}}
+    entry = RunEntry(bench="finance", run_id="R1", ts="2026-07-01T00:17:00Z", complete=True,
+                     source="finance__f-20260701-001700.json",
+                     report={"kind": "known_item", "header": {"num_results": 3},
+                             "engines": {e: {"per_query": rows}
+                                         for e, rows in per_query.items()}})
     search = tmp_path / "site" / "search"
     write_browser_script(search)
     assert write_run_data(search / "finance" / "runs" / "R1", entry) == queries

@@ -25,7 +25,8 @@ from search_runs import START, finance_run, header, judged_case, write_report
 from needle_lib.benches.runfiles import read_run
 from needle_lib.benches.trec import build_export, trec_qid
 from needle_lib.cli import main
-from needle_lib.metrics import GAINS, normalize_url
+from needle_lib.metrics.ndcg import GAINS
+from needle_lib.metrics.urls import normalize_url
 
 IR_GAINS = {rating: round(g * 1000) for rating, g in GAINS.items()}
 NDCG5 = ir_measures.nDCG(gains=IR_GAINS) @ 5

@@ -129,16 +129,20 @@ def test_recall_report_and_dashboards_keep_a_hostile_model_inert(pytester, tmp_p
     model.write_text(f"name = \"m\"\nlabel = {json.dumps(label)}\n", encoding="utf-8")
     report = tmp_path / "report.html"
     results = tmp_path / "results"
-    with FakeOpenAIServer("perfect") as server:
+    with FakeOpenAIServer("wrong") as server:  # failed cases: listed in the summary block
         outcome = run_evals(pytester, results, "-k", "http_server", "--corpus", "http_server",
                             "--sample", "2", "--model", str(model), "--base-url", server.url,
                             "--html", str(report))
-    outcome.assert_outcomes(passed=2)
+    outcome.assert_outcomes(failed=2)
     out = tmp_path / "dashboard"
     assert main(["dashboard", "--results", str(results), "--out", str(out)]) == 0
     pages = [report, *sorted(out.rglob("*.html"))]
     doms = _render_all(pages, tmp_path)
     _assert_inert(doms)
+    summary = doms[report].split('id="needle-evaluation"')[1].split("</div>")[0]
+    assert summary.count("FAILED") == 2 and "pwned" in summary  # the failed cases, listed
+    environment = doms[report].split('id="environment"')[1].split("</table>")[0]
+    assert "pwned" in environment  # the model, named
     charts = [dom for page, dom in doms.items() if 'class="main-svg"' in dom]
     assert charts, "no chart was drawn"
     assert any("label link" in dom for dom in charts)  # the label is shown, as text

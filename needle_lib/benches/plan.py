@@ -20,6 +20,7 @@ from typing import Any
 from needle_lib.benches.known_item import Match
 from needle_lib.benches.queries import Query, file_sha256, load_queries, sample_queries
 from needle_lib.benches.registry import bench_named, select_queries
+from needle_lib.contract.records import SearchResultRecord
 from needle_lib.judge import JudgeError, RelevanceJudge, Verdict
 from needle_lib.judge.answer import AnswerJudge
 from needle_lib.judge.config import judge_model_config
@@ -178,24 +179,27 @@ def build_search_plan(settings: RunSettings) -> SearchPlan:
     )
 
 
-def judged_result(result: SearchResult, verdict: Verdict | JudgeError) -> dict[str, Any]:
+def judged_result(result: SearchResult, verdict: Verdict | JudgeError) -> SearchResultRecord:
     """One result as the report lists it: the engine's own evidence (bounded, cuts flagged:
     ``search.bounds``) plus the verdict."""
     record = stored_result(result)
     if isinstance(verdict, Verdict):
-        record.update(rating=verdict.rating, label=verdict.label, reasoning=verdict.reasoning,
-                      gates=verdict.gates, judge_reply=verdict.reply)
+        record["rating"], record["label"] = verdict.rating, verdict.label
+        record["reasoning"], record["gates"] = verdict.reasoning, verdict.gates
     else:
-        record.update(rating=None, label=None, reasoning=None, judge_error=str(verdict),
-                      judge_reply=verdict.reply)
+        record["rating"] = record["label"] = record["reasoning"] = None
+        record["judge_error"] = str(verdict)
+    record["judge_reply"] = verdict.reply
     return record
 
 
-def matched_result(result: SearchResult, match: Match) -> dict[str, Any]:
+def matched_result(result: SearchResult, match: Match) -> SearchResultRecord:
     """One result as a known-item report lists it: evidence (bounded, cuts flagged), the
     matcher's verdict and why."""
-    return {**stored_result(result), "det_match": match.matched,
-            "match_why": match.why, "judge_match": None}
+    record = stored_result(result)
+    record["det_match"], record["match_why"], record["judge_match"] = (
+        match.matched, match.why, None)
+    return record
 
 
 class SearchClients:

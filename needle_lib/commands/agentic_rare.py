@@ -134,7 +134,8 @@ def _generate(args: argparse.Namespace) -> int:
     written = write_rows(rows, args.out)
     buckets: dict[str, int] = {}
     for row in rows:
-        buckets[row["length_bucket"]] = buckets.get(row["length_bucket"], 0) + 1
+        bucket = str(row["length_bucket"])
+        buckets[bucket] = buckets.get(bucket, 0) + 1
     mix = ", ".join(f"{name} {count}" for name, count in sorted(buckets.items()))
     print(f"agentic-rare generate: {written} query rows ({mix})", file=sys.stderr)
     return 0

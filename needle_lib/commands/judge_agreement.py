@@ -11,6 +11,7 @@ import msgspec
 
 from needle_lib.benches.runfiles import read_run
 from needle_lib.judge.agreement import JudgeAgreement, Side, compare_judges
+from needle_lib.judge.verdict import RELEVANT_RATING
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,7 +41,8 @@ def render(result: JudgeAgreement) -> str:
         f"pair(s) in both (only in A {result.only_a_pairs}, only in B {result.only_b_pairs}; "
         f"{result.evidence_differs} page(s) judged on different evidence)",
         f"agreement: exact {100 * result.exact_agreement:.1f} % · within one "
-        f"{100 * result.within_one:.1f} % · relevant (≥ 2) {100 * result.relevant_agreement:.1f} %",
+        f"{100 * result.within_one:.1f} % · relevant (≥ {RELEVANT_RATING}) "
+        f"{100 * result.relevant_agreement:.1f} %",
         f"Cohen's weighted κ: quadratic {_kappa(result.kappa_quadratic)} · linear "
         f"{_kappa(result.kappa_linear)}",
         "ratings (rows: A, columns: B)",

@@ -14,14 +14,23 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from needle_lib.benches.registry import build_report, by_query
 from needle_lib.benches.rows import query_hash  # one query text, one cluster across runs
 from needle_lib.benches.runfiles import JOURNAL_SUFFIX, CaseTally, read_run
+from needle_lib.contract.history import (
+    HistoryRow,
+    OverlapRow,
+    RunRow,
+    ScoresRow,
+    UniquenessRow,
+)
 from needle_lib.contract.outcome import is_skipped
 from needle_lib.judge.verdict import RELEVANT_RATING
 from needle_lib.metrics.ndcg import ULTIMATE
@@ -64,10 +73,10 @@ class PublishedRun:
     ts: str
     complete: bool
     report: dict[str, Any]
-    history: list[dict[str, Any]] = field(default_factory=list)
-    overlap: list[dict[str, Any]] = field(default_factory=list)
-    uniqueness: list[dict[str, Any]] = field(default_factory=list)
-    scores: dict[str, Any] = field(default_factory=dict)
+    history: list[HistoryRow] = field(default_factory=list)
+    overlap: list[OverlapRow] = field(default_factory=list)
+    uniqueness: list[UniquenessRow] = field(default_factory=list)
+    scores: ScoresRow | None = None
     #: Set while parts of the run are missing (``continuous.parts``).
     progress: PartsInProgress | None = None
 
@@ -138,39 +147,50 @@ def load_run(path: Path) -> PublishedRun:
         complete=tally.complete(expected, finished=not path.name.endswith(JOURNAL_SUFFIX)),
         report=_trimmed({**report, "header": header, "scored_cases": tally.scored}),
     )
-    base = {"run_id": run.run_id, "ts": run.ts, "bench": run.bench}
-    run.history = [{**base, "kind": run.kind, "engine": engine, "complete": run.complete,
-                    "k": report["k"], **_figures(run.kind, summary),
-                    "num_queries": report["num_queries"]}
+    base = RunRow(run_id=run.run_id, ts=run.ts, bench=run.bench)
+    run.history = [_history_row(base, run.kind, engine, summary, complete=run.complete,
+                                k=report["k"], num_queries=report["num_queries"])
                    for engine, summary in report["engines"].items()]
     answered = _answered(cases)
-    run.overlap = [{**base, "a": a, "b": b, **asdict(sharing)} for (a, b), sharing in
+    run.overlap = [OverlapRow.of(base, a, b, sharing) for (a, b), sharing in
                    pair_sharing(_rated_urls(answered, run.kind)).items()]
-    run.uniqueness = [{**base, "engine": engine, "family": family(engine), **asdict(u)}
-                      for engine, u in family_uniqueness(_relevant_urls(answered, run.kind),
-                                                         family).items()]
-    run.scores = {**base, "kind": run.kind, **_scores(run.kind, report)}
+    run.uniqueness = [UniquenessRow.of(base, engine, family(engine), counts)
+                      for engine, counts in family_uniqueness(
+                          _relevant_urls(answered, run.kind), family).items()]
+    qids, metrics = _scores(run.kind, report)
+    run.scores = ScoresRow(run_id=run.run_id, ts=run.ts, bench=run.bench, kind=run.kind,
+                           qids=qids, metrics=metrics)
     return run
 
 
-def _figures(kind: str, summary: dict[str, Any]) -> dict[str, Any]:
+def _history_row(base: RunRow, kind: str, engine: str, summary: dict[str, Any], *,
+                 complete: bool, k: int, num_queries: int) -> HistoryRow:
+    """An engine's row of ``history.jsonl`` from its report summary, checked against the
+    row model as it is built (a figure of the wrong type is refused before it is written)."""
     latency = summary.get("latency") or {}
-    common = {
+    fields: dict[str, object] = {
+        "run_id": base.run_id, "ts": base.ts, "bench": base.bench, "kind": kind,
+        "engine": engine, "complete": complete, "k": k, "num_queries": num_queries,
         "num_scored": summary["num_scored"], "search_errors": summary["search_errors"],
         "judge_errors": summary["judge_errors"], "skipped": summary.get("skipped", 0),
         "retries": summary.get("retries", 0), "latency_n": latency.get("n", 0),
         "p50_s": latency.get("p50"), "p95_s": latency.get("p95"),
     }
     if kind == "judged":
-        return {"ndcg": summary["mean_ndcg"], **common}
-    groups = {key.removeprefix("by_"): {value: {"n": cell["n"], "recall": cell["recall_at_k"]}
-                                        for value, cell in breakdown.items()}
-              for key, breakdown in summary.items() if key.startswith("by_")}
-    return {"recall": summary["recall_at_k"], "mrr": summary["mrr_at_k"], **common,
-            "judged_results": summary.get("judged_results", 0),
-            "judge_upgrades": summary.get("judge_upgrades", 0),
-            "misses_system_specific": summary.get("misses_system_specific", 0),
-            "misses_universal": summary.get("misses_universal", 0), "groups": groups}
+        fields["ndcg"] = summary["mean_ndcg"]
+    else:
+        fields.update(
+            recall=summary["recall_at_k"], mrr=summary["mrr_at_k"],
+            judged_results=summary.get("judged_results", 0),
+            judge_upgrades=summary.get("judge_upgrades", 0),
+            misses_system_specific=summary.get("misses_system_specific", 0),
+            misses_universal=summary.get("misses_universal", 0),
+            groups={key.removeprefix("by_"): {value: {"n": cell["n"],
+                                                      "recall": cell["recall_at_k"]}
+                                               for value, cell in breakdown.items()}
+                    for key, breakdown in summary.items() if key.startswith("by_")})
+    row: HistoryRow = msgspec.convert(fields, HistoryRow)
+    return row
 
 
 def _answered(cases: list[dict[str, Any]]) -> list[dict[str, dict[str, Any]]]:
@@ -201,7 +221,8 @@ def _relevant_urls(answered: list[dict[str, dict[str, Any]]], kind: str):
              for engine, case in present.items()} for present in answered]
 
 
-def _scores(kind: str, report: dict[str, Any]) -> dict[str, Any]:
+def _scores(kind: str, report: dict[str, Any]
+            ) -> tuple[list[str], dict[str, dict[str, list[float | None]]]]:
     """Per-query scores aligned on one query list: ``qids`` (query-text hashes) and, per
     metric and engine, a score or None (not scored: search or judge failure, no pool)."""
     order: dict[str, str] = {}
@@ -214,7 +235,7 @@ def _scores(kind: str, report: dict[str, Any]) -> dict[str, Any]:
     for engine, by_id in rows.items():
         for metric in METRICS[kind]:
             metrics[metric][engine] = [_score(metric, engine, by_id.get(qid)) for qid in order]
-    return {"qids": list(order.values()), "metrics": metrics}
+    return list(order.values()), metrics
 
 
 def _score(metric: str, engine: str, row: dict[str, Any] | None) -> float | None:

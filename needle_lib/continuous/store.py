@@ -25,13 +25,14 @@ do not (a history written before this order) are found by ``Site.orphans`` and r
 from __future__ import annotations
 
 import fcntl
-import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import msgspec
 
 from needle_lib.continuous.artifacts import run_artifacts
 from needle_lib.continuous.ci import WINDOW, confidence_intervals, in_window, window_end
@@ -44,7 +45,18 @@ from needle_lib.continuous.daily import (
 )
 from needle_lib.continuous.parts import PartInfo, update_parts
 from needle_lib.continuous.runs import PublishedRun, ReportError, parse_ts
-from needle_lib.jsonio import read_json, write_json_atomic, write_text_atomic
+from needle_lib.contract.history import (
+    HistoryRow,
+    Intervals,
+    OverlapRow,
+    RunEntry,
+    RunProgress,
+    RunRow,
+    ScoresRow,
+    UniquenessRow,
+    encode_row,
+)
+from needle_lib.jsonio import write_json_atomic, write_text_atomic
 from needle_lib.names import inside, safe_file_name
 from needle_lib.search.families import FAMILIES
 
@@ -72,14 +84,15 @@ def orphan_notes(site: Site) -> list[str]:
 class Site:
     """The history directory in memory: rows per file and the latest report per bench."""
 
-    history: list[dict[str, Any]] = field(default_factory=list)
-    overlap: list[dict[str, Any]] = field(default_factory=list)
-    uniqueness: list[dict[str, Any]] = field(default_factory=list)
-    scores: list[dict[str, Any]] = field(default_factory=list)
-    latest: dict[str, dict[str, Any]] = field(default_factory=dict)
-    ci: dict[str, Any] = field(default_factory=dict)
+    history: list[HistoryRow] = field(default_factory=list)
+    overlap: list[OverlapRow] = field(default_factory=list)
+    uniqueness: list[UniquenessRow] = field(default_factory=list)
+    scores: list[ScoresRow] = field(default_factory=list)
+    latest: dict[str, RunEntry] = field(default_factory=dict)
+    #: None until intervals are computed (``refresh``) or read (a history with ``ci.json``).
+    ci: Intervals | None = None
     #: Kept run reports by (bench, run_id), each like a ``latest`` entry.
-    reports: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    reports: dict[tuple[str, str], RunEntry] = field(default_factory=dict)
     daily: list[dict[str, Any]] = field(default_factory=list)
     #: Kept reports to write again though their file exists (re-published runs).
     rewrite: set[tuple[str, str]] = field(default_factory=set)
@@ -93,24 +106,27 @@ class Site:
         files (``WINDOWED``), only rows of the last seven days are read; every page shows
         those for the window alone, and a year of them is most of the directory."""
         site = cls()
-        site.history = _read_rows(directory / "history.jsonl")
+        history: Callable[[str], HistoryRow] = msgspec.json.Decoder(HistoryRow).decode
+        site.history = _read_rows(directory / "history.jsonl", history)
         end = window_end(site.history) if window_only else None
-        for name in (n for n in ROW_FILES if n != "history"):
-            setattr(site, name, _read_rows(directory / f"{name}.jsonl",
-                                           since=end - WINDOW if end and name in WINDOWED
-                                           else None))
-        site.daily = _read_rows(directory / DAILY_FILE)
+        since = end - WINDOW if end else None
+        site.overlap = _read_rows(directory / "overlap.jsonl", _rows_of(OverlapRow),
+                                  since=since)
+        site.uniqueness = _read_rows(directory / "uniqueness.jsonl", _rows_of(UniquenessRow),
+                                     since=since)
+        site.scores = _read_rows(directory / "scores.jsonl", _rows_of(ScoresRow))
+        site.daily = _read_rows(directory / DAILY_FILE, _query_row, what="a query row")
         for path in sorted((directory / LATEST).glob("*.json")):
             latest = _read_entry(path)
-            site.latest[latest["bench"]] = latest
+            site.latest[latest.bench] = latest
         for path in sorted((directory / RUNS).glob("*/*.json")):
             entry = _read_entry(path)
-            site.reports[entry["bench"], entry["run_id"]] = entry
+            site.reports[entry.bench, entry.run_id] = entry
         ci_path = directory / "ci.json"
         if ci_path.exists():
             try:
-                site.ci = read_json(ci_path)
-            except (OSError, ValueError) as exc:
+                site.ci = msgspec.json.decode(ci_path.read_bytes(), type=Intervals)
+            except (OSError, msgspec.DecodeError) as exc:
                 raise ReportError(f"{ci_path}: {exc}") from None
         return site
 
@@ -131,27 +147,27 @@ class Site:
         present = {key for key in keys if key in self.reports}
         finished = [run for run in runs if run.progress is None]
         for name in ROW_FILES:
-            rows: list[dict[str, Any]] = getattr(self, name)
+            rows: list[RunRow] = getattr(self, name)
             kept = []
             for row in rows:
-                key = (row["bench"], row["run_id"])
+                key = (row.bench, row.run_id)
                 if key in keys:
                     present.add(key)
                 else:
                     kept.append(row)
             for run in finished:
                 new = getattr(run, name)
-                kept.extend(new if isinstance(new, list) else [new])
-            kept.sort(key=lambda r: (r["ts"], r["bench"]))
+                kept.extend(new if isinstance(new, list) else [new] if new else [])
+            kept.sort(key=lambda r: (r.ts, r.bench))
             setattr(self, name, kept)
         for run in runs:
-            entry = {"bench": run.bench, "run_id": run.run_id, "ts": run.ts,
-                     "complete": run.complete, "source": run.source.name, "report": run.report}
+            entry = RunEntry(bench=run.bench, run_id=run.run_id, ts=run.ts,
+                             complete=run.complete, source=run.source.name, report=run.report)
             if run.progress is not None:
-                entry["progress"] = {"have": run.progress.have, "count": run.progress.count}
+                entry.progress = RunProgress(have=run.progress.have, count=run.progress.count)
             self.reports[run.key] = entry
             current = self.latest.get(run.bench)
-            if run.progress is None and (current is None or current["ts"] <= run.ts):
+            if run.progress is None and (current is None or current.ts <= run.ts):
                 self.latest[run.bench] = entry
         return [run for run in runs if run.key in present]
 
@@ -160,13 +176,13 @@ class Site:
         that started earlier); such a run has a report entry only, never rows."""
         self.reports = {k: v for k, v in self.reports.items() if k not in keys}
 
-    def in_progress(self, bench: str) -> list[dict[str, Any]]:
+    def in_progress(self, bench: str) -> list[RunEntry]:
         """The bench's runs in progress newer than its latest finished run, newest first."""
         latest = self.latest.get(bench)
         return sorted((entry for (b, _), entry in self.reports.items()
-                       if b == bench and "progress" in entry
-                       and (latest is None or entry["ts"] > latest["ts"])),
-                      key=lambda e: e["ts"], reverse=True)
+                       if b == bench and entry.progress is not None
+                       and (latest is None or entry.ts > latest.ts)),
+                      key=lambda e: e.ts, reverse=True)
 
     def add_daily(self, runs: list[PublishedRun], rows: list[dict[str, Any]]) -> None:
         """Replace these runs' rows in the 24-hour query window with ``rows``."""
@@ -179,7 +195,7 @@ class Site:
         self.scores = [r for r in self.scores if end is not None and in_window(r, end)]
         self.ci = confidence_intervals(self.scores, end=end)
         newest: dict[str, list[tuple[str, str]]] = {}
-        for key in sorted(self.reports, key=lambda k: self.reports[k]["ts"], reverse=True):
+        for key in sorted(self.reports, key=lambda k: self.reports[k].ts, reverse=True):
             newest.setdefault(key[0], []).append(key)
         keep = {key for keys in newest.values() for key in keys[:RUNS_KEPT]}
         self.reports = {k: v for k, v in self.reports.items() if k in keep}
@@ -192,18 +208,19 @@ class Site:
                             f"{safe_file_name(bench)}/{safe_file_name(run_id)}.json")
             # a run's kept report never changes unless re-published
             if (bench, run_id) in self.rewrite or not target.exists():
-                write_json_atomic(target, entry)
+                write_json_atomic(target, msgspec.to_builtins(entry))
         self.rewrite = set()
         for name in ROW_FILES:
             rows = getattr(self, name)
-            write_text_atomic(directory / f"{name}.jsonl", "".join(
-                json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows))
-        write_json_atomic(directory / "ci.json", self.ci, indent=1)
+            write_text_atomic(directory / f"{name}.jsonl",
+                              "".join(encode_row(r) + "\n" for r in rows))
+        if self.ci is not None:
+            write_json_atomic(directory / "ci.json", msgspec.to_builtins(self.ci), indent=1)
         write_json_atomic(directory / "families.json", FAMILIES, indent=1)
         write_text_atomic(directory / DAILY_FILE, to_jsonl(self.daily))
         for bench, latest in self.latest.items():
             write_json_atomic(inside(directory / LATEST, f"{safe_file_name(bench)}.json"),
-                              latest)
+                              msgspec.to_builtins(latest))
         for path in (directory / RUNS).glob("*/*.json"):
             if (path.parent.name, path.stem) not in self.reports:
                 path.unlink()
@@ -220,10 +237,10 @@ class Site:
         nothing to show; ``needle publish`` of the run's report repairs them."""
         times: dict[tuple[str, str], str] = {}
         for row in self.history:
-            key = (row["bench"], row["run_id"])
-            times[key] = min(times.get(key, row["ts"]), row["ts"])
+            key = (row.bench, row.run_id)
+            times[key] = min(times.get(key, row.ts), row.ts)
         for key, entry in self.reports.items():
-            times.setdefault(key, entry["ts"])
+            times.setdefault(key, entry.ts)
         newest: dict[str, list[tuple[str, str]]] = {}
         for key in sorted(times, key=lambda k: times[k], reverse=True):
             newest.setdefault(key[0], []).append(key)
@@ -231,13 +248,10 @@ class Site:
                       if key not in self.reports)
 
 
-def _read_entry(path: Path) -> dict[str, Any]:
+def _read_entry(path: Path) -> RunEntry:
     try:
-        entry = read_json(path)
-        if not isinstance(entry, dict) or not {"bench", "run_id", "ts", "report"} <= entry.keys():
-            raise ValueError("needs bench, run_id, ts and report")
-        return entry
-    except (OSError, ValueError) as exc:
+        return msgspec.json.decode(path.read_bytes(), type=RunEntry)
+    except (OSError, msgspec.DecodeError) as exc:
         raise ReportError(f"{path}: not a run-report file: {exc}") from None
 
 
@@ -258,10 +272,15 @@ def _row_ts(line: str) -> str | None:
     return line[start:end] if end > start else None
 
 
-def _read_rows(path: Path, *, since: datetime | None = None) -> list[dict[str, Any]]:
-    """Every row of ``path``; with ``since``, older rows are recognised by their time alone
-    and not parsed, up to the first newer one (``Site.write`` sorts rows by time; readers
-    still filter by window, so rows out of order cost time, never a wrong figure)."""
+Row = TypeVar("Row")
+
+
+def _read_rows(path: Path, decode: Callable[[str], Row], *, what: str = "a history row",
+               since: datetime | None = None) -> list[Row]:
+    """Every row of ``path``, each decoded and validated by ``decode``; with ``since``, older
+    rows are recognised by their time alone and not parsed, up to the first newer one
+    (``Site.write`` sorts rows by time; readers still filter by window, so rows out of
+    order cost time, never a wrong figure)."""
     if not path.exists():
         return []
     rows = []
@@ -277,13 +296,23 @@ def _read_rows(path: Path, *, since: datetime | None = None) -> list[dict[str, A
                 except ValueError:
                     pass  # parsed below, which names the line if it is malformed
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ReportError(f"{path}:{number}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or not {"ts", "bench", "run_id"} <= row.keys():
-                raise ReportError(f"{path}:{number}: a history row needs ts, bench and run_id")
-            rows.append(row)
+                rows.append(decode(line))
+            except msgspec.ValidationError as exc:
+                raise ReportError(f"{path}:{number}: not {what}: {exc}") from None
+            except msgspec.DecodeError as exc:
+                raise ReportError(f"{path}:{number}: not JSON ({exc})") from None
     return rows
+
+
+def _rows_of(model: type[Row]) -> Callable[[str], Row]:
+    return msgspec.json.Decoder(model).decode
+
+
+def _query_row(line: str) -> dict[str, Any]:
+    """A ``daily_queries.jsonl`` row: a query record of any shape, with its run."""
+    row: dict[str, Any] = msgspec.json.decode(line)
+    msgspec.convert(row, RunRow)  # the rest is the query file's own record
+    return row
 
 
 @contextmanager
@@ -341,7 +370,7 @@ def publish(runs: list[PublishedRun], directory: Path, *, parts: Sequence[PartIn
 def _refuse_unfinishing(runs: list[PublishedRun], site: Site) -> None:
     """A part re-published after its finished run's parts were dropped (only the newest
     runs' are kept) would make that run "in progress" again and take its rows away."""
-    finished = {(row["bench"], row["run_id"]) for row in site.history}
+    finished = {(row.bench, row.run_id) for row in site.history}
     for run in runs:
         if run.progress is not None and run.key in finished:
             raise ReportError(f"{run.source}: {run.bench} run {run.run_id} is published as a "

@@ -67,6 +67,31 @@ def recall_case_record(*, function: str, case_id: str, file: str, start_line: in
         served_model=None, attempts=None, error=None, skip_reason=None)
 
 
+class SearchResultRecord(TypedDict):
+    """One ranked result of a search case: the engine's evidence as stored (every field
+    bounded, ``search.bounds.stored_result``) and the bench's verdict on it."""
+
+    url: str
+    title: str
+    snippet: str
+    published_date: str | None
+    #: The fields Needle cut to their cap; present only when one was cut.
+    truncated: NotRequired[list[str]]
+    #: Judged benches (``benches.plan.judged_result``): the rating, null when the judge
+    #: failed (``judge_error`` says why).
+    rating: NotRequired[int | None]
+    label: NotRequired[str | None]
+    reasoning: NotRequired[str | None]
+    gates: NotRequired[dict[str, str]]
+    judge_reply: NotRequired[str | None]
+    judge_error: NotRequired[str]
+    #: Known-item benches (``benches.plan.matched_result``): the matcher's verdict and why,
+    #: and the backstop judge's (null: not asked or undecided).
+    det_match: NotRequired[bool]
+    match_why: NotRequired[str]
+    judge_match: NotRequired[bool | None]
+
+
 class SearchCaseRecord(TypedDict):
     """One (query, engine) case in a search report; bench fields (gold, ranks) ride along."""
 
@@ -74,7 +99,7 @@ class SearchCaseRecord(TypedDict):
     query: str
     stratum: str | None
     engine: str
-    results: list[dict[str, Any]]
+    results: list[SearchResultRecord]
     search_error: str | None
     judge_errors: int
     judge_requests: int

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from html import escape
 from pathlib import Path
 
 import plotly.graph_objects as go
+from markupsafe import Markup
 
 from needle_lib.dashboard import charts, site
 from needle_lib.dashboard.paired import ComparisonError, compare_runs, one_knob_pairs
@@ -24,6 +24,7 @@ from needle_lib.metrics.bootstrap import Interval
 from needle_lib.recall.effective_length import RULE, EffectiveLength, describe, effective_lengths
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.score import SCORER_VERSION
+from needle_lib.templates import render
 
 
 @dataclass
@@ -107,14 +108,11 @@ def effective_length_html(results: Sequence[EffectiveLength]) -> str:
     """A line per model: its effective length, the pass rates it rests on, any note."""
     if not results:
         return ""
-    items = []
+    lines = []
     for result in results:
         headline, *details = describe(result)
-        items.append(f'<li class="effective-length"><b>{escape(headline)}</b>'
-                     + "".join(f"<br>{escape(line.strip())}" for line in details) + "</li>")
-    return (f"<h2>Effective context length</h2><p>{escape(RULE)}; the interval is a paired "
-            "bootstrap over the targets valid at every size.</p><ul>" + "".join(items)
-            + "</ul>")
+        lines.append((headline, [line.strip() for line in details]))
+    return str(render("dashboard/effective_length.html.j2", rule=RULE, lines=lines))
 
 
 def _paired_body(section: Section) -> str | None:
@@ -124,21 +122,12 @@ def _paired_body(section: Section) -> str | None:
         try:
             result = compare_runs(a, b)
         except ComparisonError as exc:
-            parts.append(f"<h2>{escape(title)}</h2><p class=\"flag\">not comparable: "
-                         f"{escape(str(exc))}</p>")
+            parts.append(render("dashboard/paired.html.j2", title=title, error=str(exc)))
             continue
-        diff, pdiff = result.matched_diff, result.pass_diff
-        parts.append(
-            f"<h2>{escape(title)}</h2><p>{len(result.cases)} shared valid target(s): "
-            f"{result.wins} win(s), {result.losses} loss(es), {result.ties} tie(s) for "
-            f"{escape(b.label)}. Matched % {result.a_matched_pct:.1f} → "
-            f"{result.b_matched_pct:.1f} (Δ {diff.estimate:+.1f} points, 95 % CI "
-            f"{diff.low:+.1f} to {diff.high:+.1f}); pass rate {result.a_pass_rate:.1f} → "
-            f"{result.b_pass_rate:.1f} (Δ {pdiff.estimate:+.1f}, 95 % CI {pdiff.low:+.1f} to "
-            f"{pdiff.high:+.1f}).</p>"
-            + "".join(f'<p class="flag">{escape(w)}</p>' for w in result.warnings)
-            + site.figure_html(charts.paired_figure(result, (a.label, b.label), title))
-        )
+        figure = Markup(site.figure_html(charts.paired_figure(result, (a.label, b.label),
+                                                               title)))
+        parts.append(render("dashboard/paired.html.j2", title=title, error=None, r=result,
+                            b_label=b.label, figure=figure))
     return "".join(parts) or None
 
 
@@ -196,34 +185,31 @@ def _depth_pages(found: list[Section], manifest: dict[str, NovelSize],
     return pages
 
 
+@dataclass(frozen=True)
+class _IndexRow:
+    corpus: str
+    policy: str
+    sha256: str
+    runs: int
+    flagged: str
+    #: (href, text) of each chart page
+    pages: list[tuple[str, str]]
+
+
 def _index_body(found: list[Section], depth: dict[str, tuple[str, str]],
                 notes: list[str]) -> str:
-    rows = []
-    for section in found:
-        flagged = "; ".join(f"{label}" for run, label in
-                            zip(section.runs, charts.axis_labels(section.runs), strict=True)
-                            if run.status)
-        links = " · ".join(site.link(f"{section.slug}/{page}", text)
-                           for page, text in section.pages.items())
-        rows.append(("", [
-            site.cell(section.cohort.corpus), site.cell(section.cohort.policy),
-            site.cell(section.cohort.sha256[:12]), site.cell(str(len(section.runs)), numeric=True),
-            site.cell(flagged or "none", css="flag" if flagged else ""),
-            f"<td>{links}</td>",
-        ]))
-    body = [site.table(["corpus", "scoring", "corpus sha256", "runs", "flagged runs", "charts"],
-                       rows) if rows else "<p>No chartable runs found.</p>"]
-    if depth:
-        body.append("<h2>Long context (novel corpora)</h2><ul>" + "".join(
-            f"<li>{site.link(href, title)}</li>" for href, (title, _) in depth.items())
-            + "</ul>")
-    if notes:
-        body.append('<h2>Notes</h2><ul class="notes">'
-                    + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
-    body.append(f"<p>prompt {escape(PROMPT_VERSION)} · scorer {escape(SCORER_VERSION)}; "
-                "⚠ INCOMPLETE runs are outlined red; ✗ INELIGIBLE runs had request errors "
-                "and rank last.</p>")
-    return "\n".join(body)
+    rows = [_IndexRow(
+        section.cohort.corpus, section.cohort.policy, section.cohort.sha256[:12],
+        len(section.runs),
+        "; ".join(label for run, label in
+                  zip(section.runs, charts.axis_labels(section.runs), strict=True)
+                  if run.status),
+        [(f"{section.slug}/{page}", text) for page, text in section.pages.items()])
+        for section in found]
+    return str(render("dashboard/recall_index.html.j2", sections=rows,
+                      depth=[(href, title) for href, (title, _) in depth.items()],
+                      notes=notes, prompt_version=PROMPT_VERSION,
+                      scorer_version=SCORER_VERSION))
 
 
 def build_dashboard(results: Path | None, out: Path, *,

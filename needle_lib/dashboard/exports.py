@@ -2,23 +2,22 @@
 
 Why: a team comparing search APIs pastes figures into a spreadsheet, a ticket or a blog
 post. Every table on the search pages is built as a ``Table`` of plain-text cells, rendered
-to HTML (escaped here, once) and written beside its page as ``<page>.<table>.csv`` and
+to HTML by a template (autoescaped) and written beside its page as ``<page>.<table>.csv`` and
 ``.md``, so the exported figures are the ones on the page. The SVG leaderboard is written
-by hand (no browser or image library needed) and opens on its own.
+from a template (no browser or image library needed) and opens on its own.
 """
 
 from __future__ import annotations
 
 import csv
-import functools
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from html import escape
 from pathlib import Path
 from typing import NamedTuple
 
 from needle_lib.dashboard import site
+from needle_lib.templates import render
 
 
 class Cell(NamedTuple):
@@ -28,20 +27,6 @@ class Cell(NamedTuple):
     css: str = ""
     #: A link target (relative); the cell's text is the link text.
     href: str | None = None
-
-    def html(self) -> str:
-        if self.href is not None:
-            inner = site.link(self.href, self.text)
-        else:  # most cells are figures, with nothing to escape
-            text = self.text
-            inner = escape(text) if "<" in text or "&" in text or ">" in text or '"' in text \
-                or "'" in text else text
-        return f"<td{_class_attr(self.css)}>{inner}</td>"
-
-
-@functools.lru_cache(maxsize=64)
-def _class_attr(css: str) -> str:
-    return f' class="{escape(css)}"' if css else ""
 
 
 def num(text: str, css: str = "") -> Cell:
@@ -85,17 +70,10 @@ class PageTables:
     def html(self, table: Table, *, export: bool = True) -> str:
         """The table; with ``export``, its CSV and Markdown files are written with the page
         and linked under it."""
-        head = "".join(f"<th>{escape(h)}</th>" for h in table.headers)
-        body = "".join(f'<tr class="{escape(css)}">' + "".join(c.html() for c in cells)
-                       + "</tr>" for css, cells in table.rows)
-        html = (f'<table class="export" data-table="{escape(table.name)}"><thead><tr>{head}'
-                f"</tr></thead><tbody>{body}</tbody></table>")
-        if not export:
-            return html
-        self.tables.append(table)
-        base = f"{self.stem}.{table.name}"
-        return html + (f'<p class="exports">export: {site.link(base + ".csv", "CSV")} · '
-                       f'{site.link(base + ".md", "Markdown")}</p>')
+        if export:
+            self.tables.append(table)
+        base = f"{self.stem}.{table.name}" if export else None
+        return str(render("dashboard/export_table.html.j2", table=table, base=base))
 
     def write(self, folder: Path) -> list[Path]:
         written = []
@@ -128,42 +106,46 @@ SVG_LABEL = 190
 SVG_PLOT = 420
 
 
+@dataclass(frozen=True)
+class _Tick:
+    x: str
+    label: str
+
+
+@dataclass(frozen=True)
+class _Row:
+    y: int
+    label: str
+    #: the bar's length in pixels; None: not scored
+    width: str | None = None
+    colour: str = ""
+    mid: float = 0.0
+    whisker: tuple[str, str] | None = None
+    value: str = ""
+
+
 def leaderboard_svg(title: str, subtitle: str, bars: list[Bar]) -> str:
     """A horizontal bar chart with interval whiskers on a 0–1 axis, self-contained SVG."""
     top = 58
     height = top + SVG_ROW * len(bars) + 40
     width = SVG_LABEL + SVG_PLOT + 150
 
-    def x(value: float) -> float:
-        return SVG_LABEL + SVG_PLOT * max(0.0, min(1.0, value))
+    def x(value: float) -> str:
+        return f"{SVG_LABEL + SVG_PLOT * max(0.0, min(1.0, value)):.1f}"
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif">',
-             f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
-             f'<text x="12" y="24" font-size="17" font-weight="bold">{escape(title)}</text>',
-             f'<text x="12" y="44" font-size="12" fill="#555">{escape(subtitle)}</text>']
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        parts.append(f'<line x1="{x(tick):.1f}" y1="{top - 4}" x2="{x(tick):.1f}" '
-                     f'y2="{height - 34}" stroke="#ddd"/>'
-                     f'<text x="{x(tick):.1f}" y="{height - 20}" font-size="11" '
-                     f'text-anchor="middle" fill="#555">{tick:.2f}</text>')
+    rows = []
     for row, bar in enumerate(bars):
         y = top + row * SVG_ROW
-        parts.append(f'<text x="{SVG_LABEL - 8}" y="{y + 16}" font-size="13" '
-                     f'text-anchor="end">{escape(bar.label)}</text>')
         if bar.point is None:
-            parts.append(f'<text x="{SVG_LABEL + 4}" y="{y + 16}" font-size="12" '
-                         'fill="#a00">not scored</text>')
+            rows.append(_Row(y, bar.label))
             continue
-        parts.append(f'<rect x="{SVG_LABEL}" y="{y + 4}" width="{x(bar.point) - SVG_LABEL:.1f}" '
-                     f'height="{SVG_ROW - 8}" fill="{escape(bar.colour)}"/>')
-        label = f"{bar.point:.3f}"
-        if bar.low is not None and bar.high is not None:
-            parts.append(f'<line x1="{x(bar.low):.1f}" y1="{y + SVG_ROW / 2}" '
-                         f'x2="{x(bar.high):.1f}" y2="{y + SVG_ROW / 2}" stroke="#222" '
-                         'stroke-width="1.5"/>')
-            label += f" [{bar.low:.3f}, {bar.high:.3f}]"
-        parts.append(f'<text x="{SVG_LABEL + SVG_PLOT + 8}" y="{y + 16}" font-size="12">'
-                     f"{escape(label)}</text>")
-    parts.append("</svg>\n")
-    return "".join(parts)
+        whisker = (x(bar.low), x(bar.high)) \
+            if bar.low is not None and bar.high is not None else None
+        value = f"{bar.point:.3f}" + (f" [{bar.low:.3f}, {bar.high:.3f}]" if whisker else "")
+        rows.append(_Row(y, bar.label, f"{float(x(bar.point)) - SVG_LABEL:.1f}", bar.colour,
+                         y + SVG_ROW / 2, whisker, value))
+    return render("dashboard/leaderboard.svg.j2", title=title, subtitle=subtitle,
+                  width=width, height=height, top=top,
+                  ticks=[_Tick(x(t), f"{t:.2f}") for t in (0.0, 0.25, 0.5, 0.75, 1.0)],
+                  rows=rows, label_x=SVG_LABEL - 8, plot_x=SVG_LABEL,
+                  value_x=SVG_LABEL + SVG_PLOT + 8, bar_height=SVG_ROW - 8) + "\n"

@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from needle_lib.contract.history import RunEntry
 from needle_lib.metrics.ndcg import ULTIMATE
 
 CHUNK = 100
@@ -85,13 +86,13 @@ def _result(kind: str, result: dict[str, Any]) -> list[Any]:
             verdict, reason, 1 if result.get("det_match") or judge else 0]
 
 
-def run_key(entry: dict[str, Any]) -> str:
-    return f"{entry['bench']}/{entry['run_id']}"
+def run_key(entry: RunEntry) -> str:
+    return f"{entry.bench}/{entry.run_id}"
 
 
-def write_run_data(folder: Path, entry: dict[str, Any]) -> int:
+def write_run_data(folder: Path, entry: RunEntry) -> int:
     """Write ``index.js`` and ``chunk-N.js`` for one kept run; returns the query count."""
-    report = entry["report"]
+    report = entry.report
     kind = report["kind"]
     by_query: dict[str, dict[str, dict[str, Any]]] = {}
     for engine, summary in report["engines"].items():
@@ -114,7 +115,7 @@ def write_run_data(folder: Path, entry: dict[str, Any]) -> int:
                 f"needleChunk({_js(key)},{number},{_js(chunk)});\n", encoding="utf-8")
             chunk, number = [], number + 1
     header = report.get("header") or {}
-    meta = {"key": key, "bench": entry["bench"], "run_id": entry["run_id"], "ts": entry["ts"],
+    meta = {"key": key, "bench": entry.bench, "run_id": entry.run_id, "ts": entry.ts,
             "kind": kind, "chunk": CHUNK, "page": PAGE,
             "engines": [e for e in report["engines"] if e != ULTIMATE],
             "k": header.get("num_results"), "queries": index}

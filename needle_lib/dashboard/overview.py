@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import Any
 
 from needle_lib.continuous.archive import file_url
 from needle_lib.continuous.store import MISSING_REPORT, Site
+from needle_lib.contract.history import HistoryRow, KnownItemRow
 from needle_lib.dashboard import overview_charts as charts
 from needle_lib.dashboard import site
 from needle_lib.dashboard.exports import Bar, Cell, PageTables, Table, leaderboard_svg, num
@@ -28,6 +28,7 @@ from needle_lib.dashboard.judgements import (
     write_run_data,
 )
 from needle_lib.dashboard.overview_views import (
+    RunLine,
     engine_ranks,
     engines_by_mean_rank,
     latency,
@@ -130,7 +131,7 @@ def leaderboard_svg_of(view: BenchView, colours: dict[str, str]) -> str:
         bars.append(Bar(standing.engine, standing.points[metric], interval.lo, interval.hi,
                         colours.get(standing.engine, "#555")))
     window = view.window
-    span = f"{window[0]['ts'][:10]} – {window[-1]['ts'][:10]}" if window else "no runs"
+    span = f"{window[0].ts[:10]} – {window[-1].ts[:10]}" if window else "no runs"
     return leaderboard_svg(f"{view.bench}: {view.metric_title(metric)}, last 7 days",
                            f"{len(view.window_runs)} run(s), {span} UTC · 95 % intervals · "
                            "Needle search benchmarks", bars)
@@ -186,7 +187,7 @@ def _latency(ctx: Context, tables: PageTables) -> str:
         cell = pooled[engine]
         row = [Cell(engine), num(_fmt(cell.p50, 2)), num(_fmt(cell.p95, 2)), num(str(cell.runs))]
         for view in ctx.views:
-            per = latency([r for r in view.window if r["engine"] == engine])
+            per = latency([r for r in view.window if r.engine == engine])
             row.append(num(f"{_fmt(per.p50, 2)} / {_fmt(per.p95, 2)}" if per.runs else "—"))
         table.add(row)
     return ("<p>Seconds per successful request, as each run measured it (one request at a "
@@ -288,7 +289,7 @@ def _methodology(ctx: Context, tables: PageTables) -> str:
                                 "(freshness windows, buckets)"])
     for view in ctx.views:
         latest = ctx.history.latest.get(view.bench)
-        header = (latest or {}).get("report", {}).get("header") or {}
+        header = (latest.report.get("header") if latest else None) or {}
         queries = header.get("queries") or {}
         judge = header.get("judge") or {}
         package = header.get("package") or {}
@@ -342,7 +343,7 @@ def _origins(history: Site, bench: str) -> str:
 def _groups(view: BenchView) -> str:
     groups: dict[str, set[str]] = {}
     for row in view.window:
-        for group, cells in (row.get("groups") or {}).items():
+        for group, cells in (row.groups if isinstance(row, KnownItemRow) else {}).items():
             groups.setdefault(group, set()).update(v for v in cells if v)
     return "; ".join(f"{g}: {', '.join(sorted(v))}" for g, v in groups.items() if v) or "—"
 
@@ -364,37 +365,37 @@ def _artifact_links(ctx: Context) -> str:
 
 # --- runs ----------------------------------------------------------------------------------
 
-def _run_page(ctx: Context, view: BenchView, run: dict[str, Any], rows: list[dict[str, Any]],
+def _run_page(ctx: Context, view: BenchView, run: RunLine, rows: list[HistoryRow],
               kept: bool, missing: bool = False) -> tuple[str, PageTables]:
-    tables = PageTables(f"{run['run_id']}.html")
+    tables = PageTables(f"{run.run_id}.html")
     headers = ["engine", *(view.metric_title(m) for m in view.metrics), "queries scored",
                "search errors", "judge errors", "p50 s", "p95 s"]
     table = Table("engines", headers)
     for row in rows:
-        problems = row["search_errors"] + row["judge_errors"]
-        table.add([Cell(row["engine"] + (" (pooled ceiling)" if row["engine"] == ULTIMATE
-                                         else "")),
-                   *(num(_fmt(row.get(m))) for m in view.metrics),
-                   num(str(row["num_scored"])),
-                   num(str(row["search_errors"]), "flag" if row["search_errors"] else ""),
-                   num(str(row["judge_errors"]), "flag" if row["judge_errors"] else ""),
-                   num(_fmt(row.get("p50_s"), 2)), num(_fmt(row.get("p95_s"), 2))],
+        problems = row.search_errors + row.judge_errors
+        table.add([Cell(row.engine + (" (pooled ceiling)" if row.engine == ULTIMATE
+                                      else "")),
+                   *(num(_fmt(row.metric(m))) for m in view.metrics),
+                   num(str(row.num_scored)),
+                   num(str(row.search_errors), "flag" if row.search_errors else ""),
+                   num(str(row.judge_errors), "flag" if row.judge_errors else ""),
+                   num(_fmt(row.p50_s, 2)), num(_fmt(row.p95_s, 2))],
                   "errors" if problems else "")
-    state = "complete" if run["complete"] else "incomplete"
-    body = [f'<p class="run-meta">{escape(view.bench)} run {escape(run["run_id"])} started '
-            f"{escape(run['ts'])} UTC · {state} · permalink: "
-            f"<code>{ROOT}/{escape(view.bench)}/runs/{escape(run['run_id'])}.html</code></p>",
+    state = "complete" if run.complete else "incomplete"
+    body = [f'<p class="run-meta">{escape(view.bench)} run {escape(run.run_id)} started '
+            f"{escape(run.ts)} UTC · {state} · permalink: "
+            f"<code>{ROOT}/{escape(view.bench)}/runs/{escape(run.run_id)}.html</code></p>",
             # not exported: a year of runs would be thousands of files, and these figures
             # are the run's rows in history.jsonl
             tables.html(table, export=False)]
     if ctx.config.hub:
-        folder = f"runs/{view.bench}/{run['run_id']}"
+        folder = f"runs/{view.bench}/{run.run_id}"
         body.append("<p>Archived artifacts: " + site.link(
             f"https://huggingface.co/datasets/{ctx.config.hub}/tree/main/{folder}",
             f"{folder}/ on the hub") + "</p>")
     if kept:
         body += ["<h2>Judgements</h2>",
-                 browser_html("../../", [(f"{view.bench}/{run['run_id']}", f"{run['run_id']}/")])]
+                 browser_html("../../", [(f"{view.bench}/{run.run_id}", f"{run.run_id}/")])]
     elif missing:
         body.append(f"<p class=flag>This run's judgements cannot be shown: "
                     f"{escape(MISSING_REPORT)}.</p>")
@@ -426,37 +427,37 @@ def write_overview(ctx: Context, out: Path) -> tuple[list[Path], dict[str, dict[
         svg.parent.mkdir(parents=True, exist_ok=True)
         svg.write_text(leaderboard_svg_of(view, ctx.colours), encoding="utf-8")
         pages.append(svg)
-        bench_runs = [r for r in runs if r["bench"] == view.bench]
+        bench_runs = [r for r in runs if r.bench == view.bench]
         kept = {run_id for bench, run_id in ctx.history.reports if bench == view.bench}
-        rows_of: dict[str, list[dict[str, Any]]] = {}
+        rows_of: dict[str, list[HistoryRow]] = {}
         for row in view.rows:
-            rows_of.setdefault(row["run_id"], []).append(row)
+            rows_of.setdefault(row.run_id, []).append(row)
         for run in bench_runs:
-            if "progress" in run:  # no figures yet: listed, no permalink until it finishes
+            if run.progress is not None:  # no figures yet: listed, no permalink until done
                 continue
-            if run["run_id"] in kept:
-                write_run_data(search_dir / view.bench / "runs" / run["run_id"],
-                               ctx.history.reports[view.bench, run["run_id"]])
-            body, tables = _run_page(ctx, view, run, rows_of[run["run_id"]],
-                                     run["run_id"] in kept,
-                                     (view.bench, run["run_id"]) in orphans)
-            pages += write_with_tables(out, f"{ROOT}/{view.bench}/runs/{run['run_id']}.html",
-                                       f"{view.bench} — run {run['run_id']}", body, tables,
+            if run.run_id in kept:
+                write_run_data(search_dir / view.bench / "runs" / run.run_id,
+                               ctx.history.reports[view.bench, run.run_id])
+            body, tables = _run_page(ctx, view, run, rows_of[run.run_id],
+                                     run.run_id in kept,
+                                     (view.bench, run.run_id) in orphans)
+            pages += write_with_tables(out, f"{ROOT}/{view.bench}/runs/{run.run_id}.html",
+                                       f"{view.bench} — run {run.run_id}", body, tables,
                                        [(f"{ROOT}/{view.bench}/runs.html", "runs"), *_nav()])
         tables = PageTables("runs.html")
         listing = Table("runs", ["run", "started (UTC)", "state", "engines", "errors",
                                  "judgements kept"])
         for run in bench_runs:
-            pending = "progress" in run
-            listing.add([Cell(run["run_id"],
-                              href=None if pending else f"runs/{run['run_id']}.html"),
-                         Cell(run["ts"]), Cell(_state(run), "" if run["complete"] else "flag"),
-                         num(str(run["engines"])),
-                         num(str(run["errors"]), "flag" if run["errors"] else ""),
-                         Cell("—" if pending else "yes" if run["run_id"] in kept
-                              else "report missing" if (view.bench, run["run_id"]) in orphans
+            pending = run.progress is not None
+            listing.add([Cell(run.run_id,
+                              href=None if pending else f"runs/{run.run_id}.html"),
+                         Cell(run.ts), Cell(_state(run), "" if run.complete else "flag"),
+                         num(str(run.engines)),
+                         num(str(run.errors), "flag" if run.errors else ""),
+                         Cell("—" if pending else "yes" if run.run_id in kept
+                              else "report missing" if (view.bench, run.run_id) in orphans
                               else "archive only")],
-                        "errors" if run["errors"] or not run["complete"] else "")
+                        "errors" if run.errors or not run.complete else "")
         pages += write_with_tables(out, f"{ROOT}/{view.bench}/runs.html",
                                    f"{view.bench} — every run", f"<p>{len(bench_runs)} run(s), "
                                    "newest first; each links to its permalink page.</p>"
@@ -465,20 +466,20 @@ def write_overview(ctx: Context, out: Path) -> tuple[list[Path], dict[str, dict[
     return pages, extra
 
 
-def _state(run: dict[str, Any]) -> str:
-    if "progress" in run:
-        return progress_text(run)
-    return "complete" if run["complete"] else "incomplete"
+def _state(run: RunLine) -> str:
+    if run.progress is not None:
+        return progress_text(run.progress)
+    return "complete" if run.complete else "incomplete"
 
 
 def _judgements(ctx: Context, tables: PageTables) -> str:
     latest = [(bench, entry) for bench, entry in ctx.history.latest.items()
-              if (bench, entry["run_id"]) in ctx.history.reports]
+              if (bench, entry.run_id) in ctx.history.reports]
     if not latest:
         return "<p>No run reports are kept in this history.</p>"
-    runs = [(f"{bench}/{entry['run_id']}", f"{bench}/runs/{entry['run_id']}/")
+    runs = [(f"{bench}/{entry.run_id}", f"{bench}/runs/{entry.run_id}/")
             for bench, entry in latest]
-    listed = ", ".join(f"{bench} run {entry['run_id']}" for bench, entry in latest)
+    listed = ", ".join(f"{bench} run {entry.run_id}" for bench, entry in latest)
     return (f"<p>The newest run of each bench ({escape(listed)}): every query with each "
             "engine's results as the judge (or the known-item matcher) saw them. Search, or "
             "filter by bench, engine and verdict; results load a page at a time. Older runs: "

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import median
-from typing import Any
 
 from needle_lib.continuous.ci import in_window, window_end
 from needle_lib.continuous.store import Site
+from needle_lib.contract.history import HistoryRow, RunProgress
 from needle_lib.dashboard.search_views import (
     SHARING_KEYS,
     BenchView,
@@ -82,18 +82,18 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def latency(rows: list[dict[str, Any]]) -> Latency:
-    timed = [r for r in rows if r.get("p50_s") is not None and r["engine"] != ULTIMATE]
-    return Latency(_mean([r["p50_s"] for r in timed]),
-                   _mean([r["p95_s"] for r in timed if r.get("p95_s") is not None]), len(timed))
+def latency(rows: list[HistoryRow]) -> Latency:
+    timed = [(r.p50_s, r.p95_s) for r in rows if r.p50_s is not None and r.engine != ULTIMATE]
+    return Latency(_mean([p50 for p50, _ in timed]),
+                   _mean([p95 for _, p95 in timed if p95 is not None]), len(timed))
 
 
 def latency_by_engine(views: list[BenchView]) -> dict[str, Latency]:
-    rows: dict[str, list[dict[str, Any]]] = {}
+    rows: dict[str, list[HistoryRow]] = {}
     for view in views:
         for row in view.window:
-            if row["engine"] != ULTIMATE:
-                rows.setdefault(row["engine"], []).append(row)
+            if row.engine != ULTIMATE:
+                rows.setdefault(row.engine, []).append(row)
     return {engine: latency(r) for engine, r in rows.items()}
 
 
@@ -101,9 +101,9 @@ def latency_trend(site: Site) -> dict[str, list[tuple[str, float]]]:
     """Per engine, the median p50 of each UTC day's runs (all benches, whole history)."""
     days: dict[str, dict[str, list[float]]] = {}
     for row in site.history:
-        if row["engine"] == ULTIMATE or row.get("p50_s") is None:
+        if row.engine == ULTIMATE or row.p50_s is None:
             continue
-        days.setdefault(row["engine"], {}).setdefault(row["ts"][:10], []).append(row["p50_s"])
+        days.setdefault(row.engine, {}).setdefault(row.ts[:10], []).append(row.p50_s)
     return {engine: [(day, median(values)) for day, values in sorted(by_day.items())]
             for engine, by_day in days.items()}
 
@@ -137,29 +137,40 @@ def pooled_uniqueness(site: Site, views: list[BenchView]) -> dict[str, dict[str,
     return pooled
 
 
-def progress_text(entry: dict[str, Any]) -> str:
+def progress_text(progress: RunProgress) -> str:
     """"in progress, k of N parts" for a run whose parts are not all published."""
-    progress = entry["progress"]
-    return f"in progress, {progress['have']} of {progress['count']} parts"
+    return f"in progress, {progress.have} of {progress.count} parts"
 
 
-def window_runs(site: Site) -> list[dict[str, Any]]:
-    """One row per run in the history (newest first): bench, run id, time, completeness and
-    how many engine rows had errors; runs in progress (no rows yet) carry ``progress``."""
+@dataclass
+class RunLine:
+    """A run as the run lists show it: its completeness and how many engine rows had
+    errors; a run in progress (no rows yet) has its ``progress``."""
+
+    bench: str
+    run_id: str
+    ts: str
+    complete: bool
+    engines: int = 0
+    errors: int = 0
+    in_window: bool = False
+    progress: RunProgress | None = None
+
+
+def window_runs(site: Site) -> list[RunLine]:
+    """One line per run in the history, newest first."""
     end = window_end(site.history)
-    runs: dict[tuple[str, str], dict[str, Any]] = {}
+    runs: dict[tuple[str, str], RunLine] = {}
     for row in site.history:
-        run = runs.setdefault((row["bench"], row["run_id"]), {
-            "bench": row["bench"], "run_id": row["run_id"], "ts": row["ts"],
-            "complete": row["complete"], "engines": 0, "errors": 0,
-            "in_window": bool(end and in_window(row, end))})
-        if row["engine"] != ULTIMATE:
-            run["engines"] += 1
-            run["errors"] += row["search_errors"] + row["judge_errors"]
+        run = runs.setdefault((row.bench, row.run_id), RunLine(
+            row.bench, row.run_id, row.ts, row.complete,
+            in_window=bool(end and in_window(row, end))))
+        if row.engine != ULTIMATE:
+            run.engines += 1
+            run.errors += row.search_errors + row.judge_errors
     for key, entry in site.reports.items():
-        if "progress" in entry and key not in runs:
-            runs[key] = {"bench": entry["bench"], "run_id": entry["run_id"], "ts": entry["ts"],
-                         "complete": False, "progress": entry["progress"],
-                         "engines": len(entry["report"]["header"]["engines"]), "errors": 0,
-                         "in_window": False}
-    return sorted(runs.values(), key=lambda r: r["ts"], reverse=True)
+        if entry.progress is not None and key not in runs:
+            runs[key] = RunLine(entry.bench, entry.run_id, entry.ts, False,
+                                engines=len(entry.report["header"]["engines"]),
+                                progress=entry.progress)
+    return sorted(runs.values(), key=lambda r: r.ts, reverse=True)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import functools
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from needle_lib.continuous.runs import parse_ts
+from needle_lib.contract.history import HistoryRow
 from needle_lib.dashboard.search_views import BenchView, EngineStanding
 from needle_lib.metrics.ndcg import ULTIMATE
 
@@ -83,19 +84,23 @@ def _interval_text(standing: EngineStanding, metric: str) -> str:
     return f"{point:.3f} [{interval.lo:.3f}, {interval.hi:.3f}]"
 
 
-def _with_gaps(points: list[tuple[str, float | None, dict[str, Any]]],
-               period: timedelta | None) -> tuple[list[Any], list[Any], list[dict[str, Any]]]:
-    """Insert a break (None) between runs further apart than 1.5 periods."""
+Row = TypeVar("Row")
+
+
+def _with_gaps(points: list[tuple[str, float | None, Row]], period: timedelta | None
+               ) -> tuple[list[Any], list[Any], list[Row | None]]:
+    """Insert a break (None) between runs further apart than 1.5 periods; each point's row
+    (None at a break) comes back beside it."""
     xs: list[Any] = []
     ys: list[Any] = []
-    rows: list[dict[str, Any]] = []
+    rows: list[Row | None] = []
     previous = None
     for ts, value, row in points:
         moment = parse_ts(ts)
         if previous is not None and period is not None and moment - previous > 1.5 * period:
             xs.append((previous + (moment - previous) / 2).isoformat())
             ys.append(None)
-            rows.append({})
+            rows.append(None)
         xs.append(_axis_time(ts))
         ys.append(value)
         rows.append(row)
@@ -110,22 +115,23 @@ def _axis_time(ts: str) -> str:
     return parse_ts(ts).isoformat()
 
 
-def _marker(row: dict[str, Any]) -> str:
-    if not row:
+def _marker(row: HistoryRow | None) -> str:
+    if row is None:
         return "circle"
-    if row.get("search_errors") or row.get("judge_errors"):
+    if row.search_errors or row.judge_errors:
         return "x"
-    return "circle" if row.get("complete", True) else "circle-open"
+    return "circle" if row.complete else "circle-open"
 
 
-def _hover(engine: str, value: float | None, row: dict[str, Any]) -> str:
-    if not row:
+def _hover(engine: str, value: float | None, row: HistoryRow | None) -> str:
+    if row is None:
         return ""
-    text = f"{engine} · run {row.get('run_id')}: {value:.3f}" if value is not None else (
-        f"{engine} · run {row.get('run_id')}: not scored")
-    problems = [f"{row[k]} {k.replace('_', ' ')}" for k in ("search_errors", "judge_errors")
-                if row.get(k)]
-    if not row.get("complete", True):
+    text = f"{engine} · run {row.run_id}: {value:.3f}" if value is not None else (
+        f"{engine} · run {row.run_id}: not scored")
+    problems = [f"{count} {name}" for count, name in ((row.search_errors, "search errors"),
+                                                     (row.judge_errors, "judge errors"))
+                if count]
+    if not row.complete:
         problems.append("incomplete run")
     return text + (f" ({', '.join(problems)})" if problems else "")
 
@@ -147,7 +153,7 @@ def _time_layout(view: BenchView, title: str, axis: str, height: int) -> dict[st
             {"type": "rect", "xref": "x", "yref": "paper", "x0": slot,
              "x1": slot + view.period, "y0": 0, "y1": 1, "fillcolor": MISSING_FILL,
              "line": {"width": 0}, "layer": "below"} for slot in view.missing]
-    moments = {r["ts"] for r in view.rows}
+    moments = {r.ts for r in view.rows}
     if len(moments) == 1:
         moment = parse_ts(moments.pop())
         layout["xaxis"].update(range=[moment - timedelta(hours=12),
@@ -166,15 +172,15 @@ def trend_figure(view: BenchView, metric: str) -> FigureSpec:
     """One line per engine over every run of the bench (the pool only where it is a
     ceiling worth seeing: recall, not nDCG, where it is 1 by definition)."""
     colours = engine_colours(view.engines)
-    by_engine: dict[str, list[dict[str, Any]]] = {}
+    by_engine: dict[str, list[HistoryRow]] = {}
     for row in view.rows:
-        by_engine.setdefault(row["engine"], []).append(row)
+        by_engine.setdefault(row.engine, []).append(row)
     data = []
     for engine in view.engines:
         if engine == ULTIMATE and metric != "recall":
             continue
         rows = by_engine.get(engine, [])
-        xs, ys, points = _with_gaps([(r["ts"], r.get(metric), r) for r in rows], view.period)
+        xs, ys, points = _with_gaps([(r.ts, r.metric(metric), r) for r in rows], view.period)
         data.append({**_line(engine, colours[engine], xs, ys),
                      "marker": {"symbol": [_marker(p) for p in points], "size": 8},
                      "hovertext": [_hover(engine, y, p) for y, p in zip(ys, points,
@@ -192,7 +198,7 @@ def group_trend_figure(view: BenchView, group: str, value: str,
     data = []
     for engine in view.engines:
         if engine in series:
-            xs, ys, _ = _with_gaps([(ts, v, {"ts": ts}) for ts, v in series[engine]],
+            xs, ys, _ = _with_gaps([(ts, v, None) for ts, v in series[engine]],
                                    view.period)
             data.append(_line(engine, colours[engine], xs, ys))
     return {"data": data, "layout": _time_layout(

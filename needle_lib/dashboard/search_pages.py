@@ -11,9 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from html import escape
 from pathlib import Path
-from typing import Any
 
 from needle_lib.continuous.store import Site
 from needle_lib.dashboard import search_charts as charts
@@ -31,8 +29,10 @@ from needle_lib.dashboard.search_views import (
 )
 from needle_lib.dashboard.site_config import SiteConfig
 from needle_lib.metrics.ndcg import ULTIMATE
+from needle_lib.templates import macro
 
 ROOT = "search"
+PARTS = "dashboard/search_parts.html.j2"
 MISSING_SHOWN = 12
 
 @dataclass(frozen=True)
@@ -58,18 +58,14 @@ def _interval_cell(standing: EngineStanding, metric: str) -> str:
     point, interval = standing.points[metric], standing.intervals[metric]
     if point is None:
         return site.cell("no scored queries", css="flag")
-    if interval.lo is None or interval.hi is None:
-        return (f'<td class="num interval">{point:.3f} '
-                f'<span class="flag">(no interval: {escape(str(interval.note))})</span></td>')
-    return (f'<td class="num interval">{point:.3f} '
-            f"[{interval.lo:.3f}, {interval.hi:.3f}]</td>")
+    return _part("interval_cell", point, interval.lo, interval.hi, str(interval.note))
 
 
 def _missing_note(view: BenchView) -> str:
     if view.period is None:
         return ""
     if not view.missing:
-        return "<p>No missing runs in the window.</p>"
+        return _part("missing_note", 0, view.bench, "", "", "")
     every = "hour" if view.period < timedelta(days=1) else "day"
     form = "%Y-%m-%d %H:00" if every == "hour" else "%Y-%m-%d"
     spans = _spans(view.missing, view.period)
@@ -77,8 +73,7 @@ def _missing_note(view: BenchView) -> str:
                       f"{first.strftime(form)} – {last.strftime(form)}"
                       for first, last in spans[:MISSING_SHOWN])
     more = f" … and {len(spans) - MISSING_SHOWN} more" if len(spans) > MISSING_SHOWN else ""
-    return (f'<p class="flag missing">{len(view.missing)} missing run(s) in the window '
-            f"({view.bench} runs every {every}; UTC): {escape(shown)}{more}</p>")
+    return _part("missing_note", len(view.missing), view.bench, every, shown, more)
 
 
 def _spans(slots: list[datetime], period: timedelta) -> list[tuple[datetime, datetime]]:
@@ -118,28 +113,23 @@ def _leaderboard(view: BenchView) -> str:
                "incomplete runs", "p50 s", "p95 s"]
     runs = len(view.window_runs)
     return (site.figure_html(charts.leaderboard_figure(view))
-            + f"<p>{runs} run(s) in the last 7 days (of {len(view.runs)} in the history). "
-            "Each figure pools every scored (run, query) pair; the interval is a cluster "
-            "bootstrap over queries and over runs, the wider taken. Search and judge "
-            "failures are counted, not scored.</p>"
+            + _part("leaderboard_note", runs, len(view.runs))
             + _missing_note(view) + site.table(headers, rows))
 
 
 def _trends(view: BenchView) -> str:
     return _missing_note(view) + "".join(
-        site.figure_html(charts.trend_figure(view, m)) for m in view.metrics) + (
-        "<p>✕ marks a run with search or judge errors; a hollow marker an incomplete run; "
-        "lines break where runs are missing.</p>")
+        site.figure_html(charts.trend_figure(view, m)) for m in view.metrics) + \
+        _part("trends_note")
 
 
 def _groups(view: BenchView) -> str | None:
     trends = group_trends(view)
     if not trends:
         return None
-    parts = ["<p>Recall@K of each breakdown cell over runs (only queries in that cell), one "
-             "line per engine.</p>"]
+    parts = [_part("groups_intro")]
     for group, values in trends.items():
-        parts.append(f"<h2>by {escape(group)}</h2>")
+        parts.append(_part("group_heading", group))
         parts.extend(site.figure_html(charts.group_trend_figure(view, group, value, series))
                      for value, series in values.items())
     return "".join(parts)
@@ -157,9 +147,7 @@ def _overlap(view: BenchView, history: Site) -> str:
     ]) for (a, b), cell in sorted(sums.items(), key=lambda item: -item[1]["mean_jaccard"])]
     return (site.figure_html(charts.overlap_figure(
                 engines, sums, f"{view.bench} — URL overlap, last 7 days"))
-            + "<p>Per pair, over queries both engines answered: mean Jaccard of their URL "
-              "sets, queries sharing ≥ 3 URLs, shared URLs the judge rated below "
-              "“highly meets”, and suspicious queries (either).</p>"
+            + _part("overlap_note")
             + site.table(["engine A", "engine B", "mean Jaccard", "queries", "≥ 3 shared",
                           "shared low-rated URLs", "suspicious queries"], rows))
 
@@ -173,35 +161,26 @@ def _uniqueness(view: BenchView, history: Site) -> str:
         for engine, cell in totals.items()]
     return (site.figure_html(charts.uniqueness_figure(
                 totals, colours, f"{view.bench} — URLs no other engine family returned"))
-            + "<p>Variants of one index count as one engine (exa/exa-instant, keenable/"
-              "keenable-realtime, parallel/parallel-turbo): a URL only a sibling also "
-              "returned is still unique. Relevant: rated “highly meets” or better (judged "
-              "benches), or the result that carried the gold (known-item). Relevant unique: "
-              "no other family returned it as relevant (NEEDLE's measure; counted over the "
-              "runs that record it, “of”); relevant exclusive: no other family returned it "
-              "at all.</p>"
+            + _part("uniqueness_note")
             + site.table(["engine", "unique URLs", "URLs", "relevant unique", "of",
                           "relevant exclusive", "relevant", "queries"], rows))
 
 
 def in_progress_html(history: Site, bench: str) -> str:
     """A note per run of the bench still waiting for parts (``continuous.parts``)."""
-    return "".join(
-        f"<p class=progress>Run {escape(entry['run_id'])} ({escape(entry['ts'])}) is "
-        f"<span class=flag>{progress_text(entry)}</span> published; it joins the figures "
-        "when its last part is published.</p>" for entry in history.in_progress(bench))
+    return _part("in_progress", [(entry.run_id, entry.ts, progress_text(progress))
+                                 for entry in history.in_progress(bench)
+                                 if (progress := entry.progress) is not None])
 
 
 def _latest(view: BenchView, history: Site) -> str | None:
     latest = history.latest.get(view.bench)
     pending = in_progress_html(history, view.bench)
-    if latest is None or (view.bench, latest["run_id"]) not in history.reports:
+    if latest is None or (view.bench, latest.run_id) not in history.reports:
         return pending or None
-    run_id = latest["run_id"]
-    state = _run_status(latest)
-    return (pending + f"<p>Run {escape(run_id)} ({escape(latest['ts'])}), "
-            f"{escape(latest['source'])}, {state}; its permalink: "
-            + site.link(f"runs/{run_id}.html", f"runs/{run_id}.html") + ".</p>"
+    run_id = latest.run_id
+    return (pending + _part("latest", run_id, latest.ts, latest.source,
+                            _run_status(latest.complete, latest.report.get("scored_cases")))
             + browser_html("../", [(f"{view.bench}/{run_id}", f"runs/{run_id}/")]))
 
 
@@ -220,20 +199,21 @@ def _bench_pages(view: BenchView, history: Site
 def _index_row(view: BenchView, links: dict[str, str], history: Site
                ) -> tuple[str, list[str]]:
     window = view.window
-    errors = sum(r["search_errors"] + r["judge_errors"] for r in window)
-    incomplete = len({r["run_id"] for r in window if not r["complete"]})
-    latest = escape(view.rows[-1]["ts"]) + "".join(
-        f"<br>run {escape(entry['ts'])}: {progress_text(entry)}"
-        for entry in history.in_progress(view.bench))
+    errors = sum(r.search_errors + r.judge_errors for r in window)
+    incomplete = len({r.run_id for r in window if not r.complete})
+    latest = _part("latest_cell", view.rows[-1].ts,
+                   [(entry.ts, progress_text(progress))
+                    for entry in history.in_progress(view.bench)
+                    if (progress := entry.progress) is not None])
     return ("errors" if errors or view.missing or incomplete else "", [
         site.cell(view.bench), site.cell(view.kind.replace("_", "-")),
         site.cell(f"{len(view.window_runs)} / {len(view.runs)}", numeric=True),
-        f"<td>{latest}</td>",
+        latest,
         site.cell(str(len(view.missing)) if view.period else "—", numeric=True,
                   css="flag" if view.missing else ""),
         site.cell(str(incomplete), numeric=True, css="flag" if incomplete else ""),
         site.cell(str(errors), numeric=True, css="flag" if errors else ""),
-        "<td>" + " · ".join(site.link(href, text) for href, text in links.items()) + "</td>",
+        _part("links_cell", list(links.items())),
     ])
 
 
@@ -245,8 +225,7 @@ def write_search_pages(history: Site, out: Path, source: str,
     rows = []
     views = bench_views(history)
     if not views:
-        return SearchBuild(pages, f"<h2>Search benchmarks</h2><p>No finished search runs "
-                                  f"in {escape(source)}.</p>" + _waiting(history, views))
+        return SearchBuild(pages, _part("index_head", source, None) + _waiting(history, views))
     overview_pages, extra = write_overview(
         overview_context(history, views, config or SiteConfig()), out)
     pages.extend(overview_pages)
@@ -264,23 +243,27 @@ def write_search_pages(history: Site, out: Path, source: str,
         rows.append(_index_row(view, {href: text for href, text in nav}, history))
     table = site.table(["bench", "kind", "runs (7 days / all)", "latest run (UTC)",
                         "missing runs", "incomplete runs", "errors (7 days)", "pages"], rows)
-    across = " · ".join(site.link(f"{ROOT}/{page}", text) for page, text in OVERVIEW.items())
-    return SearchBuild(pages, f"<h2>Search benchmarks</h2><p>From {escape(source)}.</p>"
-                              f'<p class="overview">Across benches: {across}</p>' + table
+    across = [(f"{ROOT}/{page}", text) for page, text in OVERVIEW.items()]
+    return SearchBuild(pages, _part("index_head", source, across) + table
                        + _waiting(history, views))
 
 
 def _waiting(history: Site, views: list[BenchView]) -> str:
     """Runs in progress of benches with no finished run yet (no pages to show them on)."""
     shown = {view.bench for view in views}
-    return "".join(f"<h3>{escape(bench)}</h3>" + in_progress_html(history, bench)
+    return "".join(_part("bench_heading", bench) + in_progress_html(history, bench)
                    for bench in sorted({b for b, _ in history.reports} - shown)
                    if history.in_progress(bench))
 
 
-def _run_status(report: dict[str, Any]) -> str:
+def _run_status(complete: bool, scored_cases: int | None) -> str:
     """A run that scored nothing (every engine without its key, say) is named as such,
     never shown as a complete run."""
-    if report.get("scored_cases") == 0:
-        return "<span class=flag>nothing scored</span>"
-    return "complete" if report["complete"] else "<span class=flag>incomplete</span>"
+    if scored_cases == 0:
+        return "nothing scored"
+    return "complete" if complete else "incomplete"
+
+
+def _part(name: str, *args: object) -> str:
+    """One of the page parts in ``templates/dashboard/search_parts.html.j2``, as HTML."""
+    return str(macro(PARTS, name)(*args))

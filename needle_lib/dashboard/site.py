@@ -18,9 +18,11 @@ from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io._json as pio_json
+from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 
 from needle_lib.names import inside
+from needle_lib.templates import macro, render
 
 PLOTLY_JS = "plotly.min.js"
 INDEX = "index.html"
@@ -137,42 +139,39 @@ def _escape_text(value: Any, *, inside_text: bool) -> Any:
     return value
 
 
+PARTS = "dashboard/parts.html.j2"
+
+
 def link(href: str, text: str) -> str:
-    return f'<a href="{escape(href)}">{escape(text)}</a>'
+    return str(macro(PARTS, "link")(href, text))
 
 
 def table(headers: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]) -> str:
-    """An HTML table; each row is (css class, already-escaped cells)."""
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = "".join(
-        f'<tr class="{escape(css)}">' + "".join(cells) + "</tr>" for css, cells in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    """An HTML table; each row is (css class, cells made by ``cell``)."""
+    return str(macro(PARTS, "table")(
+        headers, [(css, [Markup(c) for c in cells]) for css, cells in rows]))
 
 
 def cell(text: str, *, numeric: bool = False, css: str = "") -> str:
     classes = " ".join(c for c in ("num" if numeric else "", css) if c)
-    attr = f' class="{classes}"' if classes else ""
-    return f"<td{attr}>{escape(text)}</td>"
+    return str(macro(PARTS, "cell")(text, classes))
 
 
 def write_page(out: Path, relative: str, title: str, body: str,
                nav: Sequence[tuple[str, str]] = ()) -> Path:
     """Write one page at ``out/relative``; ``nav`` is (href relative to out, text) links.
+    ``body`` is the page's HTML (built by this package's renderers).
 
     Links and the Plotly script are made relative to the page, so the tree can be moved or
     zipped and still work.
     """
     path = _page_path(out, relative)
     up = "../" * relative.count("/")
-    links = [link(up + INDEX, "← index")] + [link(up + href, text) for href, text in nav]
-    html = (
-        f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{GENERATOR}"
-        f"<title>{escape(title)}</title><style>{STYLE}</style>"
-        f'<script src="{up}{PLOTLY_JS}"></script></head>\n'
-        f"<body><nav>{''.join(links) if relative != INDEX else ''}</nav>"
-        f"<h1>{escape(title)}</h1>\n{body}\n</body></html>\n"
-    )
+    links = [] if relative == INDEX else \
+        [(up + INDEX, "← index"), *((up + href, text) for href, text in nav)]
+    html = render("dashboard/page.html.j2", generator=Markup(GENERATOR), title=title,
+                  style=Markup(STYLE), up=up, plotly_js=PLOTLY_JS, nav=links,
+                  body=Markup(body)) + "\n"
     try:
         path.write_text(html, encoding="utf-8")
     except FileNotFoundError:  # its folder was removed since this build made it

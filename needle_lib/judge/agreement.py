@@ -8,7 +8,8 @@ or prompt versions), compared pair by pair and by the engine ranking they produc
   thing. Pairs only one report has are counted too. Within one report a pair rated twice
   (two engines returned the same evidence) keeps its first rating.
 - **Per pair**: exact agreement, agreement within one step, agreement on "relevant"
-  (rating ≥ 2, the per-case verdict), Cohen's κ with quadratic and linear weights
+  (rating ≥ ``RELEVANT_RATING``, 3: the per-case verdict's threshold), Cohen's κ with
+  quadratic and linear weights
   (``metrics.agreement`` says why both), and the 5×5 table of ratings.
 - **Ranking**: each report's mean nDCG@5 per engine over the queries both hold (each
   report scored on its own pool, as Needle scores it), the two rankings compared by
@@ -28,14 +29,13 @@ import msgspec
 from needle_lib.benches.registry import bench_named, build_report
 from needle_lib.contract.schema import SearchRun
 from needle_lib.errors import UsageError
+from needle_lib.judge.verdict import RELEVANT_RATING
 from needle_lib.metrics.agreement import confusion_matrix, kendall_tau_b, weighted_kappa
 from needle_lib.metrics.bootstrap import DEFAULT_RESAMPLES, bootstrap_statistic
 from needle_lib.metrics.ndcg import GAINS, ULTIMATE
 from needle_lib.metrics.urls import normalize_url
 
 RATINGS = len(GAINS)
-#: The per-case verdict's threshold: a result rated at least this is relevant.
-RELEVANT = 2
 
 
 class JudgeAgreementError(UsageError):
@@ -237,7 +237,8 @@ def compare_judges(a_path: Path, a_run: SearchRun, b_path: Path, b_run: SearchRu
         evidence_differs=evidence_differs,
         exact_agreement=sum(x == y for x, y in pairs) / n,
         within_one=sum(abs(x - y) <= 1 for x, y in pairs) / n,
-        relevant_agreement=sum((x >= RELEVANT) == (y >= RELEVANT) for x, y in pairs) / n,
+        relevant_agreement=sum(
+            (x >= RELEVANT_RATING) == (y >= RELEVANT_RATING) for x, y in pairs) / n,
         kappa_quadratic=weighted_kappa(matrix, "quadratic"),
         kappa_linear=weighted_kappa(matrix, "linear"),
         ratings=matrix,

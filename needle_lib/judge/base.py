@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Self, TypedDict
+from typing import Self, TypedDict
 
 import httpx
 
@@ -21,7 +21,7 @@ from needle_lib.judge.tally import note_request
 from needle_lib.judge.verdict import JudgeError
 from needle_lib.llm import AsyncChatClient, LLMError, RetryPolicy, make_async_chat_client
 from needle_lib.llm.formats import JsonSchema
-from needle_lib.llm.protocol import ChatResult
+from needle_lib.llm.protocol import ChatResult, Messages
 from needle_lib.llm.structured import StructuredOutput
 from needle_lib.net.slots import CallSlots
 
@@ -44,7 +44,7 @@ def unseen() -> JudgeSeen:
 
 
 #: One chat call of a judge: plain, or asking for structured output.
-Asker = Callable[[AsyncChatClient, list[dict[str, Any]]], Awaitable[ChatResult]]
+Asker = Callable[[AsyncChatClient, Messages], Awaitable[ChatResult]]
 
 
 class LLMJudge:
@@ -89,7 +89,7 @@ class LLMJudge:
         return JudgeSeen(judge_served_model=self.served_model,
                          judge_output=self.structured.answered)
 
-    async def _ask(self, messages: list[dict[str, Any]], *, schema: JsonSchema, query: str,
+    async def _ask(self, messages: Messages, *, schema: JsonSchema, query: str,
                    url: str | None) -> str:
         """One LLM call under the concurrency bound, asking for ``schema``; a failed or
         cut-off answer is an error."""
@@ -100,7 +100,7 @@ class LLMJudge:
                                      ask=self._structured_call(schema))
 
     def _structured_call(self, schema: JsonSchema) -> Asker:
-        async def ask(client: AsyncChatClient, messages: list[dict[str, Any]]) -> ChatResult:
+        async def ask(client: AsyncChatClient, messages: Messages) -> ChatResult:
             result = await self.structured.complete(client, messages, schema)
             self.served_model = result.model or self.served_model
             return result
@@ -118,11 +118,11 @@ class LLMJudge:
         await self.aclose()
 
 
-async def _plain(client: AsyncChatClient, messages: list[dict[str, Any]]) -> ChatResult:
+async def _plain(client: AsyncChatClient, messages: Messages) -> ChatResult:
     return await client.complete(messages)
 
 
-async def judge_reply(client: AsyncChatClient, messages: list[dict[str, Any]], *, query: str,
+async def judge_reply(client: AsyncChatClient, messages: Messages, *, query: str,
                       url: str | None, ask: Asker = _plain) -> str:
     """The text of one judge call (made by ``ask``: plain, or asking for a schema); a failed
     request or an answer cut off by the token budget (a reasoning model that never reached

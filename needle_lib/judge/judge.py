@@ -31,6 +31,7 @@ from needle_lib.judge.prompt import JUDGE_PROMPT_VERSION, build_messages, eviden
 from needle_lib.judge.schemas import PROFILE_SCHEMA, VERDICT_SCHEMA
 from needle_lib.judge.verdict import JudgeError, JudgeItem, Verdict
 from needle_lib.llm import AsyncChatClient
+from needle_lib.llm.protocol import Messages
 from needle_lib.net.slots import GATING, CallSlots, call_priority
 from needle_lib.search.bounds import MAX_DATE_CHARS
 
@@ -186,7 +187,7 @@ class RelevanceJudge(LLMJudge):
         except JudgeError as exc:
             return exc
 
-    async def _verdict(self, pair: JudgedPair, messages: list[dict[str, Any]]) -> Verdict:
+    async def _verdict(self, pair: JudgedPair, messages: Messages) -> Verdict:
         key = pair.key
         task = self._inflight.get(key)
         if task is not None:
@@ -209,7 +210,7 @@ class RelevanceJudge(LLMJudge):
         if not task.cancelled():
             task.exception()
 
-    async def _judge(self, pair: JudgedPair, messages: list[dict[str, Any]]) -> Verdict:
+    async def _judge(self, pair: JudgedPair, messages: Messages) -> Verdict:
         answer = await self._ask(messages, schema=VERDICT_SCHEMA, query=pair.query,
                                  url=pair.url)
         try:

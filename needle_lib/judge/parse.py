@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
+from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.judge.verdict import GATES, LABELS, MAX_REPLY_CHARS, JudgeError, Verdict
 from needle_lib.redact import redact, redact_then_cut
 
@@ -63,10 +63,10 @@ def kept_reply(text: str, limit: int = MAX_REPLY_CHARS) -> str:
     return f"{text[:half]} [… {len(text) - 2 * half} characters left out …] {text[-half:]}"
 
 
-def _json_objects(text: str) -> list[dict[str, Any]]:
+def _json_objects(text: str) -> list[JSONObject]:
     """Every top-level JSON object embedded in ``text``, in order."""
     decoder = json.JSONDecoder()
-    found: list[dict[str, Any]] = []
+    found: list[JSONObject] = []
     pos = text.find("{")
     while pos != -1:
         try:
@@ -82,7 +82,7 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
     return found
 
 
-def _rating_from(value: Any) -> int | None:
+def _rating_from(value: JSON) -> int | None:
     """The rating if ``value`` is numeric, None if it is not a number at all."""
     if value is None or isinstance(value, bool):
         return None
@@ -100,11 +100,11 @@ def _rating_from(value: Any) -> int | None:
     return int(number)
 
 
-def _rating_of_label(value: Any) -> int | None:
+def _rating_of_label(value: JSON) -> int | None:
     return _LABEL_RATINGS.get(_label_key(value)) if isinstance(value, str) else None
 
 
-def answer_objects(text: str) -> list[dict[str, Any]]:
+def answer_objects(text: str) -> list[JSONObject]:
     """The JSON objects of a model answer once think blocks are dropped, in order."""
     answer = _THINK_BLOCK.sub("", text)
     if _UNCLOSED_THINK.search(answer):
@@ -115,7 +115,7 @@ def answer_objects(text: str) -> list[dict[str, Any]]:
     return _json_objects(answer)
 
 
-def _gates(obj: dict[str, Any]) -> dict[str, str]:
+def _gates(obj: JSONObject) -> dict[str, str]:
     return {
         gate: str(obj[gate]).strip().lower()
         for gate in GATES

@@ -16,6 +16,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.judge.parse import answer_objects, excerpt
 from needle_lib.judge.quoting import data_json
 from needle_lib.judge.verdict import JudgeError
@@ -62,7 +63,7 @@ class QueryProfile:
     aux_aspects: tuple[str, ...]
     content_archetype: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         """JSON-able, for the judge prompt and reports."""
         return {key: list(value) if isinstance(value, tuple) else value
                 for key, value in asdict(self).items()}
@@ -90,19 +91,19 @@ def query_operators(query: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def build_profile_messages(query: str) -> list[dict[str, Any]]:
+def build_profile_messages(query: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": f"<query>{data_json(query)}</query>"}]
 
 
-def _choice(obj: dict[str, Any], key: str, allowed: tuple[str, ...]) -> str:
+def _choice(obj: JSONObject, key: str, allowed: tuple[str, ...]) -> str:
     value = str(obj.get(key, "")).strip().lower()
     if value not in allowed:
         raise JudgeError(f"profile {key} {obj.get(key)!r} is not one of {', '.join(allowed)}")
     return value
 
 
-def _phrases(value: Any) -> tuple[str, ...]:
+def _phrases(value: JSON) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list):

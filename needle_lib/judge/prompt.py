@@ -16,7 +16,7 @@ ends where Needle ends it; the system turn says the blocks are data, never instr
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from needle_lib.judge.profile import QueryProfile
 from needle_lib.judge.quoting import data_json
@@ -145,7 +145,7 @@ def build_messages(
     today: date,
     profile: QueryProfile | None = None,
     snippet_chars: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, str]]:
     """Chat messages asking for a rating of ``item`` for ``query``; every untrusted field
     is encoded by ``data_json`` (see the module docstring)."""
     described = data_json(profile.as_dict()) if profile else "unavailable"

@@ -9,6 +9,10 @@ from needle_lib.errors import NeedleError
 
 #: Google "Needs Met" rating → label. The labels are the exact strings the prompt asks for.
 LABELS: dict[int, str] = {0: "FailsM", 1: "SM", 2: "MM", 3: "HM", 4: "FullyM"}
+#: What each label stands for, for readers of a report (``3 HM`` in a score cell).
+MEANINGS: dict[str, str] = {"FailsM": "fails to meet", "SM": "slightly meets",
+                            "MM": "moderately meets", "HM": "highly meets",
+                            "FullyM": "fully meets"}
 
 #: A relevant result is rated "highly meets" or better: what makes a judged case PASSED,
 #: what uniqueness counts as a relevant URL, and below which two engines sharing a URL is

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ssl
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Self
+from typing import Self
 
 import httpx
 
@@ -20,6 +20,7 @@ from needle_lib.llm.formats import ResponseFormat
 from needle_lib.llm.protocol import (
     ChatRequest,
     ChatResult,
+    Messages,
     http_error,
     parse_completion,
     prepare_request,
@@ -31,8 +32,6 @@ from needle_lib.net.pools import ShardedTransport
 from needle_lib.net.retry import Attempts, RetryPolicy
 from needle_lib.net.tls import ca_context
 from needle_lib.redact import register_secret
-
-Messages = list[dict[str, Any]]
 
 
 def _request(http: httpx.Client | httpx.AsyncClient, req: ChatRequest) -> httpx.Request:

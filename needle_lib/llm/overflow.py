@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
+from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.tokens import ANSWER_ROOM, REFERENCE
 
 #: Context size suggested when the prompt's size is unknown: enough for the largest corpus.
@@ -71,14 +71,15 @@ def _group_int(match: re.Match[str], group: int) -> int | None:
     return int(value) if value else None
 
 
-def _error_object(body: str) -> dict[str, Any] | None:
+def _error_object(body: str) -> JSONObject | None:
     try:
-        data = json.loads(body)
+        data: JSON = json.loads(body)
     except ValueError:
         return None
-    if isinstance(data, dict) and isinstance(data.get("error"), dict):
-        return data["error"]
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    error = data.get("error")
+    return error if isinstance(error, dict) else data
 
 
 def detect_overflow(body: str) -> Overflow | None:

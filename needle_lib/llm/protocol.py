@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
-from needle_lib.jsonio import loads_untrusted
+from needle_lib.jsonio import JSON, JSONObject, loads_untrusted
 from needle_lib.llm.config import REFERENCE_BASE_URL, ModelConfig
 from needle_lib.llm.errors import (
     ContextOverflowError,
@@ -40,6 +41,9 @@ _INLINE_THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.S)
 _JSON = json.JSONDecoder()
 _CONTENT_KEY = re.compile(r'"content"\s*:\s*"')
 
+#: A conversation as Needle sends it: each message's ``role`` and ``content`` as text.
+Messages = Sequence[Mapping[str, str]]
+
 
 @dataclass(frozen=True)
 class ChatResult:
@@ -48,8 +52,8 @@ class ChatResult:
     content: str
     reasoning: str | None
     finish_reason: str | None
-    usage: dict[str, Any] | None
-    timings: dict[str, Any] | None
+    usage: JSONObject | None
+    timings: JSONObject | None
     latency_s: float
     model: str | None
     attempts: int
@@ -64,7 +68,7 @@ class ChatRequest:
     """A prepared request plus what error messages need to know about it."""
 
     url: str
-    payload: dict[str, Any]
+    payload: JSONObject
     model: str
     #: The prompt's size under the reference tokenizer, when the caller knows it: sizes
     #: overflow messages and catches servers that silently truncate.
@@ -100,15 +104,15 @@ def chat_url(base_url: str) -> str:
 
 
 def build_payload(
-    config: ModelConfig, messages: list[dict[str, Any]], *, max_tokens: int | None = None,
+    config: ModelConfig, messages: Messages, *, max_tokens: int | None = None,
     response_format: ResponseFormat | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """The JSON body; optional knobs are sent only when set, since strict servers reject them.
     ``response_format`` asks for structured output (``llm.structured``)."""
-    turns = list(messages)
+    turns: list[JSON] = [{key: text for key, text in message.items()} for message in messages]
     if config.prefill_no_think:
         turns.append({"role": "assistant", "content": NO_THINK_PREFILL})
-    payload: dict[str, Any] = {
+    payload: JSONObject = {
         "model": config.name,
         "messages": turns,
         "temperature": config.temperature,
@@ -120,13 +124,14 @@ def build_payload(
     if config.stop:
         payload["stop"] = list(config.stop)
     if response_format is not None:
-        payload["response_format"] = response_format
+        # a ResponseFormat holds only JSON values (a TypedDict is not a JSON dict to mypy)
+        payload["response_format"] = cast(JSON, response_format)
     return payload
 
 
 def prepare_request(
     config: ModelConfig,
-    messages: list[dict[str, Any]],
+    messages: Messages,
     *,
     api_key: str | None,
     max_tokens: int | None = None,
@@ -190,7 +195,7 @@ def _bad(req: ChatRequest, what: str, body: str) -> LLMBadResponseError:
     )
 
 
-def _text_field(message: dict[str, Any], *names: str) -> str | None:
+def _text_field(message: JSONObject, *names: str) -> str | None:
     for name in names:
         value = message.get(name)
         if isinstance(value, str) and value:

@@ -26,10 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import httpx
 
+from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.llm.config import ModelConfig
 from needle_lib.tomlconf import ConfigError
 
@@ -69,36 +70,36 @@ class ServerContext:
         return cls(**data)
 
 
-def _positive(value: Any) -> int | None:
+def _positive(value: JSON) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def _entry(data: Any, name: str) -> dict[str, Any] | None:
+def _entry(data: JSON, name: str) -> JSONObject | None:
     """The ``data[]`` entry of an OpenAI-style listing whose id is ``name`` (or the only
     entry, as a single-model server lists under a file name the user never typed)."""
-    entries = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(entries, list):
+    listed = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(listed, list):
         return None
-    entries = [e for e in entries if isinstance(e, dict)]
+    entries = [e for e in listed if isinstance(e, dict)]
     named = [e for e in entries if e.get("id") == name]
     if named:
         return named[0]
     return entries[0] if len(entries) == 1 else None
 
 
-def _llama_props(data: Any, name: str) -> tuple[int | None, int | None]:
+def _llama_props(data: JSON, name: str) -> tuple[int | None, int | None]:
     settings = data.get("default_generation_settings") if isinstance(data, dict) else None
     return (_positive(settings.get("n_ctx")) if isinstance(settings, dict) else None), None
 
 
-def _openai_models(data: Any, name: str) -> tuple[int | None, int | None]:
+def _openai_models(data: JSON, name: str) -> tuple[int | None, int | None]:
     entry = _entry(data, name) or {}
     meta = entry.get("meta")
     trained = _positive(meta.get("n_ctx_train")) if isinstance(meta, dict) else None
     return _positive(entry.get("max_model_len")), trained
 
 
-def _lmstudio_models(data: Any, name: str) -> tuple[int | None, int | None]:
+def _lmstudio_models(data: JSON, name: str) -> tuple[int | None, int | None]:
     entry = _entry(data, name) or {}
     loaded = entry.get("loaded_context_length") if entry.get("state") == "loaded" else None
     return _positive(loaded), _positive(entry.get("max_context_length"))
@@ -107,7 +108,7 @@ def _lmstudio_models(data: Any, name: str) -> tuple[int | None, int | None]:
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.M)
 
 
-def _ollama_show(data: Any, name: str) -> tuple[int | None, int | None]:
+def _ollama_show(data: JSON, name: str) -> tuple[int | None, int | None]:
     if not isinstance(data, dict):
         return None, None
     parameters = data.get("parameters")
@@ -120,7 +121,7 @@ def _ollama_show(data: Any, name: str) -> tuple[int | None, int | None]:
     return (int(match.group(1)) if match else None), maximum
 
 
-Reader = Callable[[Any, str], tuple[int | None, int | None]]
+Reader = Callable[[JSON, str], tuple[int | None, int | None]]
 #: (method, path, reader, what the loaded number is called, what the maximum is called).
 #: ``/v1/models`` first: every OpenAI-compatible server serves it, vLLM's answer is
 #: complete, and llama.cpp's carries the model's maximum that ``/props`` lacks.

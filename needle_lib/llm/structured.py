@@ -13,12 +13,11 @@ ignores it answers in text, which the same parser reads.
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from needle_lib.llm.client import AsyncChatClient
 from needle_lib.llm.errors import LLMHTTPError
 from needle_lib.llm.formats import SHAPES, JsonSchema, Shape, refuses_format, response_format
-from needle_lib.llm.protocol import ChatResult
+from needle_lib.llm.protocol import ChatResult, Messages
 
 
 class StructuredOutput:
@@ -31,7 +30,7 @@ class StructuredOutput:
         self.answered: Shape | None = None
         self._lock = threading.Lock()  # a judge's calls run concurrently
 
-    async def complete(self, client: AsyncChatClient, messages: list[dict[str, Any]],
+    async def complete(self, client: AsyncChatClient, messages: Messages,
                        schema: JsonSchema) -> ChatResult:
         """One completion asking for ``schema``; a refusal of the shape steps down and
         asks again (at most once per shape), any other error propagates."""

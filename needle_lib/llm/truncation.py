@@ -17,8 +17,8 @@ the uncached tail (the task text) is a cache hit, recorded as such, never a trun
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
 
+from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.llm.overflow import suggested_context
 from needle_lib.tokens import REFERENCE
 
@@ -46,12 +46,12 @@ class PromptCount(StrEnum):
     CACHE_HIT = "cache_hit"
 
 
-def _count(value: Any) -> int | None:
+def _count(value: JSON) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def served_prompt_tokens(usage: dict[str, Any] | None,
-                         timings: dict[str, Any] | None = None) -> int | None:
+def served_prompt_tokens(usage: JSONObject | None,
+                         timings: JSONObject | None = None) -> int | None:
     """The prompt size the server reports, or None when it reports none (0 means none too:
     some servers send 0 rather than omit the field).
 

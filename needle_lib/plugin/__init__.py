@@ -34,7 +34,7 @@ from needle_lib.plugin.fixtures import (
     recall_dispatcher,
     scorecard,
 )
-from needle_lib.plugin.html import HtmlReport, default_html_report
+from needle_lib.plugin.html import HtmlReport, default_html_report, drop_runner_metadata
 from needle_lib.plugin.internals import keep_group_suffixes
 from needle_lib.plugin.settings import (
     COLOR_KEY,
@@ -117,6 +117,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         collect.validate_run(session.config)
         resume.check_resume_at_start(session.config)
         shard.check_grouping(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_metadata(metadata: dict[str, object], config: pytest.Config) -> None:
+    """The report's environment table is the evaluation's (``plugin/html.py``), not
+    pytest's: drop the runner's entries, in workers too (xdist merges theirs back)."""
+    drop_runner_metadata(metadata)
 
 
 @pytest.hookimpl(optionalhook=True)

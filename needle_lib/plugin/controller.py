@@ -189,7 +189,8 @@ class Controller:
         note_resumed(self.config, self.recall.paths)
         self.search_finished = self.search.finish(
             interrupted=session.exitstatus == pytest.ExitCode.INTERRUPTED)
-        self.html.summarise(self.finished, self.search_finished)
+        self.html.summarise(list(zip(self.recall.dumps, self.finished, strict=True)),
+                            list(zip(self.search.paths, self.search_finished, strict=True)))
         self.gate_failures = check_gates(self.finished, self.gates)
         empty = [r["benchmark"] for r in self.search_finished if not r.get("scored_cases")]
         for bench in empty:

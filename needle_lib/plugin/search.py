@@ -186,8 +186,8 @@ def check_relevance(case: SearchCaseRecord, scorecard: Scorecard) -> None:
     The headline metric (pooled nDCG) needs every engine's results and is computed in the
     run report; this per-case check is what makes a case PASSED or FAILED in pytest.
     """
-    ratings = [r["rating"] for r in case["results"]]
-    best = max(ratings, default=0)
+    ratings = [r.get("rating") for r in case["results"]]
+    best = max((rating for rating in ratings if rating is not None), default=0)
     summary = (f"{case['engine']} on {case['query']!r}: ratings {ratings} "
                f"(best {best}; relevant means ≥ {RELEVANT_RATING})")
     scorecard.update_case(verdict=summary)

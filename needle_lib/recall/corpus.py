@@ -325,7 +325,7 @@ def recorded_repo_corpus(block: Mapping[str, Any]) -> Corpus:
 def build_corpus(name: str, sources: list[tuple[str, str]]) -> Corpus:
     """The corpus text of ``(shown path, text)`` pairs, in the order given: one file as it
     is, several each under a ``====== path ======`` header in its own comment syntax."""
-    languages = [_language_name(path) for path, _ in sources]
+    languages = [_language_name(path, text) for path, text in sources]
     language = "+".join(sorted(set(languages)))
     if len(sources) == 1:
         (path, text), = sources
@@ -344,8 +344,8 @@ def build_corpus(name: str, sources: list[tuple[str, str]]) -> Corpus:
     return Corpus(name, language, "".join(parts), tuple(files_list))
 
 
-def _language_name(path: str) -> str:
-    language = language_of(path)
+def _language_name(path: str, text: str) -> str:
+    language = language_of(path, text)
     if language is None:
         raise ConfigError(f"{path}: unsupported source file (supported: {supported_extensions()})")
     return language.name

@@ -22,7 +22,7 @@ from needle_lib.errors import UsageError
 from needle_lib.recall.corpus import Corpus, split_lines
 from needle_lib.recall.languages import LANGUAGES
 
-EXTRACTOR_VERSION = "3"  # 3: TypeScript #private methods
+EXTRACTOR_VERSION = "4"  # 4: C and C++ macro lines (recall/macros.py)
 
 CODE, BLANK, COMMENT, DOCSTRING = "code", "blank", "comment", "docstring"
 PROSE_KINDS = frozenset({COMMENT, DOCSTRING})

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from needle_lib.recall.macros import blank_macro_lines
+
 if TYPE_CHECKING:  # the grammars load only when a file is parsed, never at collection
     from tree_sitter import Node
 
@@ -48,6 +50,12 @@ class Grammar:
     rules: Mapping[str, Rule]
     comments: frozenset[str]
     decorations: frozenset[str] = field(default_factory=frozenset)
+    #: rewrites the source before it is parsed, keeping every row and byte offset (so
+    #: definitions are still cut from the file's own lines): C and C++ macro lines
+    prepare: Callable[[bytes], bytes] | None = None
+    #: keep a definition despite unreadable text that pairs every brace
+    #: (``treesitter._braces_paired``): macro-heavy C and C++
+    tolerate_paired_errors: bool = False
 
 
 # --- shared helpers ---------------------------------------------------------------------
@@ -245,11 +253,10 @@ def _declarator_name(node: Node | None) -> str | None:
         if node.type == "operator_cast":  # `operator bool() const`: the name is the type
             return "operator " + " ".join(text(node.child_by_field_name("type")).split())
         if node.type in _C_NAMES:
-            return (
-                "".join(text(node).split())
-                if "operator" in node.type
-                else " ".join(text(node).split())
-            )
+            if "operator" in node.type:
+                return "".join(text(node).split())
+            # `Foo<T>::\n    bar` (the name on a line of its own) is `Foo<T>::bar`
+            return "::".join(" ".join(part.split()) for part in text(node).split("::"))
         inner = node.child_by_field_name("declarator")
         if inner is None and node.type in _C_WRAPPERS:
             inner = next(iter(node.named_children), None)
@@ -265,10 +272,28 @@ def _c_function(node: Node) -> Definition | None:
     start = node
     while start.parent is not None and start.parent.type == "template_declaration":
         start = start.parent  # `template <typename T>` lines are part of the signature
-    name = _declarator_name(node.child_by_field_name("declarator"))
+    declarator = node.child_by_field_name("declarator")
+    if declarator is None or _guessed_declarator(node, declarator):
+        return None
+    name = _declarator_name(declarator)
     if name in _C_KEYWORDS:
         return None
     return braced(name, start, _function_body(node, ("compound_statement",)))
+
+
+def _guessed_declarator(node: Node, declarator: Node) -> bool:
+    """A "declarator" that declares no parameter list: the grammar misread a macro, as in
+    ``struct Q_CORE_EXPORT QListData {`` (a struct) or ``static MACRO void f(int x) MACRO2
+    {``, where it takes ``MACRO2`` for the name. With a parameter list the name before it
+    is the real one, even when unreadable text precedes it (``static int __init f(void)``,
+    ``Q_OUTOFLINE_TEMPLATE QList<T> QList<T>::mid(…)``: the real type)."""
+    current: Node | None = declarator
+    while current is not None and current.type not in ("function_declarator", "operator_cast"):
+        inner = current.child_by_field_name("declarator")
+        if inner is None and current.type in _C_WRAPPERS:
+            inner = next(iter(current.named_children), None)
+        current = inner
+    return current is None
 
 
 def _cpp_lambda(node: Node) -> Definition | None:
@@ -280,7 +305,12 @@ def _cpp_lambda(node: Node) -> Definition | None:
 
 
 C = Grammar(
-    "tree_sitter_c", "language", {"function_definition": _c_function}, frozenset({"comment"})
+    "tree_sitter_c",
+    "language",
+    {"function_definition": _c_function},
+    frozenset({"comment"}),
+    prepare=blank_macro_lines,
+    tolerate_paired_errors=True,
 )
 CPP = Grammar(
     "tree_sitter_cpp",
@@ -288,6 +318,8 @@ CPP = Grammar(
     {"function_definition": _c_function, "init_declarator": _cpp_lambda},
     frozenset({"comment"}),
     frozenset({"attribute_declaration"}),
+    prepare=blank_macro_lines,
+    tolerate_paired_errors=True,
 )
 
 

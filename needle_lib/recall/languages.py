@@ -9,6 +9,7 @@ Windows).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -43,9 +44,27 @@ LANGUAGES = {language.name: language for language in LANGUAGE_LIST}
 BY_EXTENSION = {ext: language for language in LANGUAGE_LIST for ext in language.extensions}
 
 
-def language_of(path: str | PurePath) -> Language | None:
-    """The language a file's extension names, or None when recall cannot read it."""
-    return BY_EXTENSION.get(PurePath(path).suffix.lower())
+#: Lines only C++ writes: ``namespace x``, ``template <``, ``class X``, ``public:``.
+_CPP_LINE = re.compile(
+    r"^[ \t]*(?:namespace\b|template[ \t]*<|class[ \t]+[A-Za-z_]|"
+    r"(?:public|private|protected)[ \t]*:(?!:))",
+    re.MULTILINE,
+)
+
+
+def language_of(path: str | PurePath, text: str | None = None) -> Language | None:
+    """The language a file's extension names, or None when recall cannot read it.
+
+    ``.h`` is C by name, but C++ projects (Qt, LLVM, Boost's ``.h`` files) name their
+    headers so too; read as C, their classes are unreadable and their methods lost. Given
+    the text, a ``.h`` file with a line only C++ writes (``namespace``, ``template <``,
+    ``class X``, an access label) is C++. The cost of a wrong guess is small either way:
+    the C++ grammar reads most C.
+    """
+    suffix = PurePath(path).suffix.lower()
+    if suffix == ".h" and text is not None and _CPP_LINE.search(text):
+        return LANGUAGES["cpp"]
+    return BY_EXTENSION.get(suffix)
 
 
 def supported_extensions() -> str:

@@ -53,10 +53,13 @@ def parse_tree_sitter(language: str, source: str) -> tuple[list[Found], dict[int
     because its bounds would be a recovery guess, and the rest of the file is read as
     usual. A file with such a region and no readable definition at all is a
     ``SyntaxError`` naming the first unreadable line: most likely not that language.
+    Grammars with ``tolerate_paired_errors`` (C, C++) keep a definition whose unreadable
+    text neither skips nor invents a brace (``_braces_paired``).
     """
     grammar = GRAMMARS[language]
     data = source.encode("utf-8")
-    root = parser_for(language).parse(data).root_node
+    readable = grammar.prepare(data) if grammar.prepare is not None else data
+    root = parser_for(language).parse(readable).root_node
     found: list[Found] = []
     comments: list[Node] = []
     stack = [root]
@@ -66,8 +69,8 @@ def parse_tree_sitter(language: str, source: str) -> tuple[list[Found], dict[int
             comments.append(node)
             continue
         rule = grammar.rules.get(node.type)
-        definition = rule(node) if rule is not None and _intact(node) else None
-        if definition is not None:
+        definition = rule(node) if rule is not None and _clear_before(node) else None
+        if definition is not None and _readable(node, definition, grammar):
             found.append(_found(definition, grammar))
         stack.extend(reversed(node.children))
     if root.has_error and not found:
@@ -75,13 +78,59 @@ def parse_tree_sitter(language: str, source: str) -> tuple[list[Found], dict[int
     return found, _prose_lines(comments, data.split(b"\n"))
 
 
-def _intact(node: Node) -> bool:
-    """No unreadable text inside the definition, and none just before it on its first row
-    (there the grammar resynchronised mid-declaration: its start and name are guesses)."""
-    if node.has_error:
-        return False
+def _clear_before(node: Node) -> bool:
+    """No unreadable text just before the definition on its first row (there the grammar
+    resynchronised mid-declaration: its start and name are guesses)."""
     before = node.prev_sibling
     return before is None or not (before.is_error and before.end_point.row >= node.start_point.row)
+
+
+def _readable(node: Node, definition: Definition, grammar: Grammar) -> bool:
+    """No unreadable text inside the definition; or, where the grammar allows it, none
+    that makes its bounds a guess."""
+    if not node.has_error:
+        return True
+    return grammar.tolerate_paired_errors and _braces_paired(node, definition)
+
+
+_BRACES = frozenset({"{", "}"})
+
+
+def _braces_paired(node: Node, definition: Definition) -> bool:
+    """The unreadable text of ``node`` leaves its bounds exact: the definition does not
+    begin with it, the closing row is clear of it, and none of it skipped a brace (an ERROR
+    holding one) or invented one (a MISSING brace), nor, before the body, a ``;``.
+
+    Why that is enough: the body's bounds are its braces, every other brace between them
+    was then paired by a well-formed node, so the bounds are the source's own; and a
+    signature whose unreadable text holds no ``;`` is not the tail of another declaration.
+    The error only mis-reads a statement or a parameter (``this->operator[](i)``,
+    ``BOOST_RV_REF(Fn) fn``, a ``;`` missing in a dead ``#if`` branch). Where the name
+    itself is a guess is the grammar rule's to say (``grammars._c_function``)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.is_missing or current.is_error:
+            if current.start_byte <= node.start_byte or current.end_point.row >= definition.closes:
+                return False
+            if current.is_missing and current.type in _BRACES:
+                return False
+            stoppers = _BRACES | {";"} if current.start_point.row <= definition.opens else _BRACES
+            if current.is_error and _holds(current, stoppers):
+                return False
+        else:
+            stack.extend(c for c in current.children if c.has_error or c.is_missing)
+    return True
+
+
+def _holds(node: Node, types: frozenset[str]) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in types:
+            return True
+        stack.extend(current.children)
+    return False
 
 
 def _found(definition: Definition, grammar: Grammar) -> Found:

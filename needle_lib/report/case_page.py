@@ -13,27 +13,18 @@ tags, which browsers show as it is.
 
 from __future__ import annotations
 
-from html import escape
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
 
 from needle_lib.contract.outcome import Outcome
 from needle_lib.jsonio import name_the_file
+from needle_lib.report.evaluation import rating_legend
 from needle_lib.report.html import search_case_html
+from needle_lib.templates import render
 
 SUFFIX = ".cases.html"
 
-_HEAD = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>body{{font-family:sans-serif;margin:1em 2em}}section{{margin:1.5em 0}}
-td,th{{padding:2px 6px;vertical-align:top;text-align:left}}
-.outcome-passed{{color:#2a7d2a}}.outcome-failed,.outcome-error{{color:#c0392b}}
-.outcome-skipped{{color:#8a6d00}}</style></head>
-<body><h1>{title}</h1>
-<p>Each search case of the run <a href="{report}">{report_text}</a>, in the order the cases
-settled: the engine's results with their verdicts.</p>
-"""
 
 
 def detail_path(html_report: Path) -> Path:
@@ -63,20 +54,16 @@ class CaseDetailPage:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = self.path.open("w", encoding="utf-8")
-            self._fh.write(
-                _HEAD.format(
-                    title=escape(self.path.name),
-                    report=escape(quote(self.report.name)),
-                    report_text=escape(self.report.name),
-                )
-            )
+            ratings, relevant = rating_legend()
+            self._fh.write(render(
+                "report/case_page_head.html.j2", title=self.path.name,
+                report_href=quote(self.report.name), report_name=self.report.name,
+                ratings=ratings, relevant=relevant))
         self._count += 1
         anchor = f"case-{self._count}"
-        self._fh.write(
-            f'<section id="{anchor}"><h3>{escape(nodeid)} · '
-            f'<span class="outcome-{outcome.value}">{outcome.value}</span></h3>'
-            f"{_why(case)}{search_case_html(case)}</section>\n"
-        )
+        self._fh.write(render("report/case_section.html.j2", anchor=anchor, test_id=nodeid,
+                              outcome=outcome.value, why=_why(case),
+                              detail=search_case_html(case)) + "\n")
         return f"{quote(self.path.name)}#{anchor}"
 
     def close(self) -> None:
@@ -86,7 +73,7 @@ class CaseDetailPage:
             self._fh = None
 
 
-def _why(case: dict[str, Any]) -> str:
+def _why(case: dict[str, Any]) -> list[tuple[str, str]]:
     """The case's verdict line, or why it has none (its error or skip reason)."""
     lines = [
         (label, case.get(key))
@@ -97,5 +84,4 @@ def _why(case: dict[str, Any]) -> str:
             ("error at teardown", "teardown_error"),
         )
     ]
-    shown = [f"{label}: {escape(str(text))}" for label, text in lines if text]
-    return f"<p>{'<br>'.join(shown)}</p>" if shown else ""
+    return [(label, str(text)) for label, text in lines if text]

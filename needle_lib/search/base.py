@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import httpx
 
 from needle_lib.errors import NeedleError
-from needle_lib.jsonio import loads_untrusted
+from needle_lib.jsonio import JSONObject, loads_untrusted
 from needle_lib.net.body import MAX_TIMEOUT_S, BodyLimits, MiB, UnreadableBody, is_truncated
 from needle_lib.net.cleartext import warn_cleartext_key
 from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, send
@@ -47,14 +47,18 @@ _ERROR_CHARS = 500
 DEFAULT_MAX_RESPONSE_BYTES = 16 * MiB
 
 
+#: A GET request's query string (httpx encodes each value).
+QueryParams = Mapping[str, str | int]
+
+
 @dataclass(frozen=True)
 class EngineRequest:
     """What one engine call sends; ``path`` is appended to the client's base URL."""
 
     method: str
     path: str
-    params: Mapping[str, Any] | None = None
-    json: Any = None
+    params: QueryParams | None = None
+    json: JSONObject | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
 
 

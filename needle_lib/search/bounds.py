@@ -17,9 +17,10 @@ sitemaps and search engines treat URLs beyond about 2,000 characters as broken.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Any
 
+from needle_lib.contract.records import SearchResultRecord
 from needle_lib.search.types import SearchResult
 
 MAX_TITLE_CHARS = 500
@@ -60,13 +61,13 @@ def cap_snippet(result: SearchResult, snippet_chars: int) -> SearchResult:
     return _with_cut(result, ["snippet"], snippet=result.snippet[:snippet_chars])
 
 
-def stored_result(result: SearchResult) -> dict[str, Any]:
+def stored_result(result: SearchResult) -> SearchResultRecord:
     """A result as a report stores it: every field bounded (the snippet by
     ``MAX_SNIPPET_CHARS``), and ``truncated`` naming the cut fields, only when some field
     was cut (a report of untouched results reads as it always did)."""
     kept = cap_snippet(bound_result(result), MAX_SNIPPET_CHARS)
-    record = asdict(kept)
-    cut = record.pop("truncated")
-    if cut:
-        record["truncated"] = list(cut)
+    record = SearchResultRecord(url=kept.url, title=kept.title, snippet=kept.snippet,
+                                published_date=kept.published_date)
+    if kept.truncated:
+        record["truncated"] = list(kept.truncated)
     return record

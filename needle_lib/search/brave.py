@@ -15,7 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from needle_lib.search.base import EngineRequest, HttpSearchClient, each_entry, make_result
+from needle_lib.search.base import (
+    EngineRequest,
+    HttpSearchClient,
+    each_entry,
+    make_result,
+)
 from needle_lib.search.limits import clip_query
 from needle_lib.search.operators import ParsedQuery
 from needle_lib.search.types import SearchResult
@@ -29,7 +34,7 @@ class BraveClient(HttpSearchClient):
     default_base_url = "https://api.search.brave.com"
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        params: dict[str, Any] = {
+        params: dict[str, str | int] = {
             "q": clip_query(query.text, max_words=MAX_QUERY_WORDS, max_chars=MAX_QUERY_CHARS,
                             keep=query.site_clause()),
             "count": min(num_results, MAX_COUNT),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from needle_lib.jsonio import JSONObject
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
@@ -36,7 +37,7 @@ class CeramicClient(HttpSearchClient):
     snippet_budget_range = (1000, 8000)
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        body: dict[str, Any] = {"query": clip_query(query.text, max_words=MAX_QUERY_WORDS)}
+        body: JSONObject = {"query": clip_query(query.text, max_words=MAX_QUERY_WORDS)}
         budget = self.snippet_budget()
         if budget is not None:
             body["maxDescriptionLength"] = budget

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from needle_lib.jsonio import JSONObject
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
@@ -37,7 +38,7 @@ class ExaClient(HttpSearchClient):
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
         budget = self.snippet_budget()
-        body: dict[str, Any] = {
+        body: JSONObject = {
             "query": query.text,
             "type": self.mode or "auto",
             "numResults": num_results,

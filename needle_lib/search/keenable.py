@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from needle_lib.jsonio import JSONObject
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
@@ -46,7 +47,7 @@ class KeenableClient(HttpSearchClient):
             terms.append(f"published_after:{query.after.isoformat()}")
         if query.before:
             terms.append(f"published_before:{query.before.isoformat()}")
-        body: dict[str, Any] = {
+        body: JSONObject = {
             "query": " ".join(term for term in terms if term),
             "mode": self.mode or "pro",
             "max_results": min(num_results, MAX_RESULTS),

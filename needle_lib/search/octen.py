@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from needle_lib.jsonio import JSONObject
 from needle_lib.search.base import (
     EngineError,
     EngineRequest,
@@ -53,14 +54,15 @@ class OctenClient(HttpSearchClient):
     default_base_url = "https://api.octen.ai"
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        body: dict[str, Any] = {
-            "query": clip_query(query.text, max_chars=MAX_QUERY_CHARS),
-            "count": min(num_results, MAX_COUNT),
-            "highlight": {"enable": True},
-        }
+        highlight: JSONObject = {"enable": True}
         tokens = highlight_tokens(self.snippet_chars)
         if tokens is not None:
-            body["highlight"]["max_tokens"] = tokens
+            highlight["max_tokens"] = tokens
+        body: JSONObject = {
+            "query": clip_query(query.text, max_chars=MAX_QUERY_CHARS),
+            "count": min(num_results, MAX_COUNT),
+            "highlight": highlight,
+        }
         if query.sites:
             body["include_domains"] = list(query.sites)
         if query.after:

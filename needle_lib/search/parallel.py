@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from needle_lib.jsonio import JSONObject
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
@@ -34,15 +35,15 @@ class ParallelClient(HttpSearchClient):
     default_base_url = "https://api.parallel.ai"
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        settings: dict[str, Any] = {"max_results": num_results}
-        policy: dict[str, Any] = {}
+        settings: JSONObject = {"max_results": num_results}
+        policy: JSONObject = {}
         if query.sites:
             policy["include_domains"] = list(query.sites)
         if query.after:
             policy["after_date"] = query.after.isoformat()
         if policy:
             settings["source_policy"] = policy
-        body = {
+        body: JSONObject = {
             "search_queries": [query.text],
             "mode": self.mode or "basic",
             "advanced_settings": settings,

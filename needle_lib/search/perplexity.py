@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from needle_lib.jsonio import JSONObject
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
@@ -32,7 +33,7 @@ class PerplexityClient(HttpSearchClient):
     default_base_url = "https://api.perplexity.ai"
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        body: dict[str, Any] = {"query": query.text, "max_results": min(num_results, MAX_RESULTS)}
+        body: JSONObject = {"query": query.text, "max_results": min(num_results, MAX_RESULTS)}
         if query.sites:
             body["search_domain_filter"] = list(query.sites[:MAX_DOMAINS])
         if query.after:

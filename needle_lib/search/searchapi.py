@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from needle_lib.search.base import EngineRequest, HttpSearchClient, raise_api_error
+from needle_lib.search.base import EngineRequest, HttpSearchClient, QueryParams, raise_api_error
 from needle_lib.search.operators import ParsedQuery
 from needle_lib.search.serp import serp_results
 from needle_lib.search.types import SearchResult
@@ -44,7 +44,8 @@ class SearchApiBingClient(HttpSearchClient):
     default_base_url = "https://www.searchapi.io"
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        params = {"engine": "bing", "q": query.text_with_sites(), "num": min(num_results, MAX_NUM)}
+        params: QueryParams = {"engine": "bing", "q": query.text_with_sites(),
+                               "num": min(num_results, MAX_NUM)}
         headers = {"Authorization": f"Bearer {self._key()}"}
         return EngineRequest("GET", "/api/v1/search", params=params, headers=headers)
 

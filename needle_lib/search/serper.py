@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from needle_lib.jsonio import JSONObject
 from needle_lib.search.base import EngineRequest, HttpSearchClient
 from needle_lib.search.operators import ParsedQuery, us_date
 from needle_lib.search.serp import serp_results
@@ -46,7 +47,7 @@ class SerperClient(HttpSearchClient):
         self.country, self.language = match.groups()
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        body: dict[str, Any] = {"q": query.text_with_sites(), "num": min(num_results, MAX_NUM),
+        body: JSONObject = {"q": query.text_with_sites(), "num": min(num_results, MAX_NUM),
                                 "gl": self.country, "hl": self.language}
         if query.has_dates:
             parts = ["cdr:1"]

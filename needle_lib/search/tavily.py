@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from needle_lib.jsonio import JSONObject
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
@@ -36,7 +37,7 @@ class TavilyClient(HttpSearchClient):
             raise ValueError(f"TAVILY_DEPTH must be one of {', '.join(DEPTHS)}; got {self.mode!r}")
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        body: dict[str, Any] = {
+        body: JSONObject = {
             "query": query.text,
             "search_depth": self.mode or "basic",
             "max_results": min(num_results, MAX_RESULTS),

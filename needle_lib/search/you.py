@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from needle_lib.jsonio import JSONObject
 from needle_lib.search.base import (
     EngineRequest,
     HttpSearchClient,
@@ -34,7 +35,7 @@ class YouClient(HttpSearchClient):
     default_base_url = "https://ydc-index.io"
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
-        body: dict[str, Any] = {"query": query.text, "count": min(num_results, MAX_COUNT)}
+        body: JSONObject = {"query": query.text, "count": min(num_results, MAX_COUNT)}
         if query.sites:
             body["include_domains"] = list(query.sites)
         freshness = query.closed_range()

@@ -39,6 +39,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from needle_lib.benches.finance.companies import Tier
 from needle_lib.console import count_of
+from needle_lib.jsonio import JSON, JSONObject
+from needle_lib.testing.chat import completion, message_texts
 from needle_lib.testing.loopback import LoopbackServer, Response
 
 NOW = datetime(2026, 7, 2, 14, 25, tzinfo=UTC)
@@ -53,12 +55,12 @@ _JSON = "application/json"
 
 # --- Wikidata ----------------------------------------------------------------------------
 
-def _item(qid: str) -> dict[str, Any]:
+def _item(qid: str) -> JSONObject:
     return {"value": {"entity-type": "item", "numeric-id": int(qid[1:]), "id": qid},
             "type": "wikibase-entityid"}
 
 
-def _time(year: int, month: int = 0, day: int = 0) -> dict[str, Any]:
+def _time(year: int, month: int = 0, day: int = 0) -> JSONObject:
     precision = 11 if day else 10 if month else 9
     return {"value": {"time": f"+{year:04d}-{month:02d}-{day:02d}T00:00:00Z", "timezone": 0,
                       "before": 0, "after": 0, "precision": precision,
@@ -66,11 +68,11 @@ def _time(year: int, month: int = 0, day: int = 0) -> dict[str, Any]:
             "type": "time"}
 
 
-def _string(text: str) -> dict[str, Any]:
+def _string(text: str) -> JSONObject:
     return {"value": text, "type": "string"}
 
 
-def _quantity(amount: int) -> dict[str, Any]:
+def _quantity(amount: int) -> JSONObject:
     return {"value": {"amount": f"+{amount}", "unit": "1"}, "type": "quantity"}
 
 
@@ -78,20 +80,20 @@ _DATATYPES = {"wikibase-entityid": "wikibase-item", "time": "time", "string": "s
               "quantity": "quantity"}
 
 
-def _snak(pid: str, datavalue: dict[str, Any] | None) -> dict[str, Any]:
+def _snak(pid: str, datavalue: JSONObject | None) -> JSONObject:
     if datavalue is None:  # an unknown value ("somevalue"): no datavalue at all
         return {"snaktype": "somevalue", "property": pid, "hash": f"h{pid}",
                 "datatype": "time"}
     return {"snaktype": "value", "property": pid, "hash": f"h{pid}", "datavalue": datavalue,
-            "datatype": _DATATYPES[datavalue["type"]]}
+            "datatype": _DATATYPES[str(datavalue["type"])]}
 
 
 def _digest(value: Any) -> str:
     return hashlib.sha1(json.dumps(value, sort_keys=True).encode()).hexdigest()[:8]
 
 
-def _statement(pid: str, value: dict[str, Any], rank: str = "normal",
-               **qualifiers: dict[str, Any] | None) -> dict[str, Any]:
+def _statement(pid: str, value: JSONObject, rank: str = "normal",
+               **qualifiers: JSONObject | None) -> JSONObject:
     return {
         "mainsnak": _snak(pid, value), "type": "statement", "rank": rank,
         "id": f"Q$stmt-{pid}-{_digest(value)}",
@@ -103,11 +105,11 @@ def _statement(pid: str, value: dict[str, Any], rank: str = "normal",
 @dataclass(frozen=True)
 class WikiItem:
     label: str
-    claims: dict[str, list[dict[str, Any]]]
+    claims: dict[str, list[JSONObject]]
     aliases: tuple[str, ...] = ()
 
 
-def _claims(**by_property: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def _claims(**by_property: list[JSONObject]) -> dict[str, list[JSONObject]]:
     return by_property
 
 
@@ -254,19 +256,19 @@ LISTINGS = (
 
 
 def _fact(start: str, end: str, val: float, fy: int, fp: str, form: str, accn: str,
-          filed: str) -> dict[str, Any]:
+          filed: str) -> JSONObject:
     return {"start": start, "end": end, "val": val, "accn": accn, "fy": fy, "fp": fp,
             "form": form, "filed": filed}
 
 
-def _quarters(cik: int, base: float, *, ytd_only: bool = False) -> list[dict[str, Any]]:
+def _quarters(cik: int, base: float, *, ytd_only: bool = False) -> list[JSON]:
     """A realistic run of one concept: quarters with their year-to-date and prior-year
     comparatives tagged with the filing's fy/fp, and the annual 10-K figure."""
     q = f"{cik:010d}-26-000101"
     q3 = f"{cik:010d}-25-000301"
     q2 = f"{cik:010d}-25-000201"
     k = f"{cik:010d}-26-000011"
-    facts = [
+    facts: list[JSON] = [
         _fact("2025-01-01", "2025-06-30", base * 2.1, 2025, "Q2", "10-Q", q2, "2025-08-01"),
         _fact("2025-01-01", "2025-09-30", base * 3.3, 2025, "Q3", "10-Q", q3, "2025-10-31"),
         _fact("2025-01-01", "2025-12-31", base * 4.4, 2025, "FY", "10-K", k, "2026-02-20"),
@@ -282,14 +284,15 @@ def _quarters(cik: int, base: float, *, ytd_only: bool = False) -> list[dict[str
     return facts
 
 
-def _concept(label: str, unit: str, facts: list[dict[str, Any]]) -> dict[str, Any]:
+def _concept(label: str, unit: str, facts: list[JSON]) -> JSONObject:
     return {"label": label, "description": f"{label} (synthetic).", "units": {unit: facts}}
 
 
 def _gaap(cik: int, scale: float, *, ytd_only: bool = False, revenue: str = "Revenues",
           concepts: Iterable[str] = ("NetIncomeLoss", "OperatingIncomeLoss",
-                                     "EarningsPerShareDiluted")) -> dict[str, Any]:
-    gaap = {revenue: _concept("Revenues", "USD", _quarters(cik, scale * 10, ytd_only=ytd_only))}
+                                     "EarningsPerShareDiluted")) -> JSONObject:
+    gaap: JSONObject = {
+        revenue: _concept("Revenues", "USD", _quarters(cik, scale * 10, ytd_only=ytd_only))}
     for concept in concepts:
         if concept == "EarningsPerShareDiluted":
             gaap[concept] = _concept("EPS, Diluted", "USD/shares",
@@ -299,7 +302,7 @@ def _gaap(cik: int, scale: float, *, ytd_only: bool = False, revenue: str = "Rev
     return gaap
 
 
-COMPANY_FACTS: dict[int, dict[str, Any]] = {
+COMPANY_FACTS: dict[int, JSONObject] = {
     1000001: _gaap(1000001, 250_000_000.0),
     1000002: _gaap(1000002, 80_000_000.0, ytd_only=True),
     1000003: _gaap(1000003, 400_000_000.0),
@@ -517,7 +520,7 @@ class FakeFinanceSources(LoopbackServer):
                     for q in WIKIDATA_SEARCH.get(text, [])]
             return _json({"searchinfo": {"search": text}, "search": hits, "success": 1})
         if action == "wbgetentities":
-            entities: dict[str, Any] = {}
+            entities: JSONObject = {}
             for qid in query.get("ids", [""])[0].split("|"):
                 item = WIKIDATA.get(qid)
                 entities[qid] = {"id": qid, "missing": ""} if item is None else {
@@ -581,20 +584,16 @@ class FakeFilingLLM(LoopbackServer):
         if not path.endswith("/chat/completions"):
             return _not_found(path)
         request = json.loads(body or b"{}")
-        prompt = "\n".join(str(m.get("content", "")) for m in request.get("messages", []))
+        prompt = "\n".join(message_texts(request))
         with self._lock:
             self.prompts.append(prompt)
         company = next((line.removeprefix("Company: ").strip() for line in prompt.splitlines()
                         if line.startswith("Company: ")), "")
         content = self.replies.get(company, "NO_DISTINCT_QUERY")
-        return _json({
-            "id": "chatcmpl-fake", "object": "chat.completion", "created": 1_782_000_000,
-            "model": request.get("model", LLM_MODEL),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 12,
-                      "total_tokens": len(prompt) // 4 + 12},
-        })
+        return _json(completion(
+            content, model=request.get("model", LLM_MODEL), created=1_782_000_000,
+            usage={"prompt_tokens": len(prompt) // 4, "completion_tokens": 12,
+                   "total_tokens": len(prompt) // 4 + 12}))
 
 
 # --- the sample gold file ----------------------------------------------------------------
@@ -604,7 +603,7 @@ async def no_wait(seconds: float) -> None:
 
 
 async def generate_sample(sources: FakeFinanceSources, llm_server: FakeFilingLLM, *,
-                          tally: Any = None, **overrides: Any) -> list[dict[str, Any]]:
+                          tally: Any = None, **overrides: Any) -> list[JSONObject]:
     """All three suites from the fakes with this world's tiers, ``NOW`` and ``SEED``."""
     from needle_lib.benches.finance.generate import Options, Tally, generate
     from needle_lib.benches.finance.sources import GleifClient, SecClient, WikidataClient

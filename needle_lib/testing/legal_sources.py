@@ -29,6 +29,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 from xml.sax.saxutils import escape
 
+from needle_lib.jsonio import JSONObject
+from needle_lib.testing.chat import completion, message_texts
 from needle_lib.testing.loopback import LoopbackServer, Response
 
 TOKEN = "fake-courtlistener-token"
@@ -180,17 +182,13 @@ class FakeLegalSources(LoopbackServer):
         return 200, _JSON, json.dumps({"count": len(found), "next": None, "previous": None,
                                        "results": found}).encode()
 
-    def _chat(self, request: dict[str, Any]) -> Response:
+    def _chat(self, request: JSONObject) -> Response:
         self._count("llm")
-        prompt = " ".join(str(m.get("content", "")) for m in request.get("messages", []))
+        prompt = " ".join(message_texts(request))
         heading = re.search(r"Section heading: (.*)", prompt)
         content = self.llm_replies.get(heading.group(1).strip() if heading else "",
                                        "NO_DISTINCT_QUERY")
-        completion = {
-            "id": "chatcmpl-legal", "object": "chat.completion",
-            "model": request.get("model", "fake"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-        return 200, _JSON, json.dumps(completion).encode()
+        answer = completion(content, model=request.get("model", "fake"), id="chatcmpl-legal",
+                            usage={"prompt_tokens": 1, "completion_tokens": 1,
+                                   "total_tokens": 2})
+        return 200, _JSON, json.dumps(answer).encode()

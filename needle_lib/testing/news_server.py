@@ -29,6 +29,7 @@ from urllib.parse import parse_qs, urlparse
 from xml.sax.saxutils import escape
 
 from needle_lib.clock import utc_now
+from needle_lib.testing.chat import completion, message_texts
 from needle_lib.testing.loopback import LoopbackServer, Response
 
 BOMB = (
@@ -142,9 +143,9 @@ def trends_rss(geo: str, trends: tuple[FakeTrend, ...], now: datetime) -> str:
             "</channel></rss>")
 
 
-def project(messages: list[dict[str, Any]]) -> tuple[str, str]:
-    """The fake projection: (content, finish_reason)."""
-    user = str(messages[-1].get("content", ""))
+def project(messages: list[str]) -> tuple[str, str]:
+    """The fake projection of the messages' texts: (content, finish_reason)."""
+    user = messages[-1] if messages else ""
     match = re.search(r"^(?:Title|Trending topic): (.*)$", user, re.M)
     title = match.group(1) if match else ""
     lowered = title.lower()
@@ -220,10 +221,9 @@ class FakeNewsServer(LoopbackServer):
         parsed = urlparse(path)
         self._count(parsed.path.split("/")[1], headers.get("User-Agent", ""))
         if parsed.path.endswith("/chat/completions"):
-            content, finish = project(json.loads(body)["messages"])
-            payload = {"id": "fake", "object": "chat.completion", "model": "fake-projector",
-                       "choices": [{"index": 0, "finish_reason": finish,
-                                    "message": {"role": "assistant", "content": content}}]}
+            content, finish = project(message_texts(json.loads(body)))
+            payload = completion(content, model="fake-projector", finish_reason=finish,
+                                 id="fake")
             return 200, "application/json", json.dumps(payload).encode()
         now = self.now()
         if parsed.path == "/trending/rss":

@@ -32,6 +32,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 from xml.sax.saxutils import escape
 
+from needle_lib.jsonio import JSON, JSONObject
+from needle_lib.testing.chat import completion, message_texts
 from needle_lib.testing.loopback import LoopbackServer, Response
 
 REFUSAL = "NO_DISTINCT_QUERY"
@@ -211,7 +213,7 @@ machinery and intelligence. Mind, 1950.</p></li></ul></section>
         return 200, "text/html; charset=utf-8", page.encode()
 
     # Europe PMC ----------------------------------------------------------------------------
-    def _epmc_search(self, params: dict[str, str]) -> dict[str, Any]:
+    def _epmc_search(self, params: dict[str, str]) -> JSONObject:
         first, last = _window(params["query"], "FIRST_PDATE")
         listed = sorted((p for p in self.papers if p.suite == "europepmc"
                          and first <= self.published(p).date() <= last),
@@ -224,8 +226,8 @@ machinery and intelligence. Mind, 1950.</p></li></ul></section>
             "resultList": {"result": [self._record(p) for p in listed]},
         }
 
-    def _record(self, p: FakePaper) -> dict[str, Any]:
-        record: dict[str, Any] = {
+    def _record(self, p: FakePaper) -> JSONObject:
+        record: JSONObject = {
             "id": p.pmid or f"PMC{p.pmcid}", "source": "MED" if p.pmid else "PMC",
             "pmcid": f"PMC{p.pmcid}",
             "fullTextIdList": {"fullTextId": [f"PMC{p.pmcid}"]},
@@ -279,15 +281,15 @@ machinery and intelligence. Mind, 1950.</p></li></ul></section>
         return 200, "application/xml;charset=UTF-8", xml.encode()
 
     # NCBI ID converter ---------------------------------------------------------------------
-    def _idconv(self, params: dict[str, str]) -> dict[str, Any]:
-        records = []
+    def _idconv(self, params: dict[str, str]) -> JSONObject:
+        records: list[JSON] = []
         for requested in params["ids"].split(","):
             paper = next((p for p in self.papers if f"PMC{p.pmcid}" == requested), None)
             if paper is None:
                 records.append({"requested-id": requested, "status": "error",
                                 "errmsg": "Identifier not found in PMC"})
                 continue
-            record: dict[str, Any] = {"requested-id": requested, "pmcid": requested}
+            record: JSONObject = {"requested-id": requested, "pmcid": requested}
             pmid = paper.pmid or paper.idconv_pmid
             if pmid:
                 record["pmid"] = int(pmid)
@@ -298,8 +300,8 @@ machinery and intelligence. Mind, 1950.</p></li></ul></section>
                 "request": f"ids={params['ids']};format=json", "records": records}
 
     # generation LLM ------------------------------------------------------------------------
-    def _chat(self, body: dict[str, Any]) -> Response:
-        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+    def _chat(self, body: JSONObject) -> Response:
+        prompt = "\n".join(message_texts(body))
         with self._lock:
             self.prompts.append(prompt)
         title = re.search(r"^Title: (.+)$", prompt, re.M)
@@ -308,8 +310,6 @@ machinery and intelligence. Mind, 1950.</p></li></ul></section>
         answer = paper.answers.get(bucket.group(1), REFUSAL) if paper and bucket else REFUSAL
         if isinstance(answer, int):
             return answer, "application/json", json.dumps({"error": {"message": "boom"}}).encode()
-        reply = {"id": "fake", "object": "chat.completion", "model": body.get("model"),
-                 "choices": [{"index": 0, "finish_reason": "stop",
-                              "message": {"role": "assistant", "content": answer}}],
-                 "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 20}}
+        reply = completion(answer, model=body.get("model"), id="fake",
+                           usage={"prompt_tokens": len(prompt) // 4, "completion_tokens": 20})
         return 200, "application/json", json.dumps(reply).encode()

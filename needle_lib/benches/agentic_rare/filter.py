@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from needle_lib.benches.agentic_rare.language import Identify, Zipf
 from needle_lib.benches.agentic_rare.wordpiece import UNKNOWN, Tokenize
@@ -31,6 +30,7 @@ from needle_lib.benches.agentic_rare.words import (
     url_like,
     words_for,
 )
+from needle_lib.jsonio import JSONObject
 
 UNKNOWN_PIECES = 99  # how an unspellable word ranks: rarer than any split
 
@@ -63,14 +63,15 @@ class RareFilter:
         self.policy = policy
         self.stats: Counter[str] = Counter()
 
-    def hard_words(self, words: list[str]) -> list[dict[str, Any]]:
-        hard = []
+    def hard_words(self, words: list[str]) -> dict[str, list[str]]:
+        """The query's hard words (in order), each with its subword pieces."""
+        hard = {}
         for word in dict.fromkeys(words):
             if not any(c.isalpha() for c in word):
                 continue
             pieces = self.tokenize(word)
             if UNKNOWN in pieces or len(pieces) >= self.policy.subword_threshold:
-                hard.append({"word": word, "subwords": pieces})
+                hard[word] = list(pieces)
         return hard
 
     def english(self, query: str, context: list[str]) -> bool:
@@ -105,27 +106,27 @@ class RareFilter:
             return "ineligible"
         return None
 
-    def columns(self, query: str) -> dict[str, Any] | None:
+    def columns(self, query: str) -> JSONObject | None:
         """The added columns for a kept query; None (and a counted reason) for a dropped one."""
         query = " ".join(query.split())
         words = words_for(query)
         reason = self.reject_reason(query, words)
-        hard = [] if reason else self.hard_words(words)
+        hard = {} if reason else self.hard_words(words)
         if reason is None and not hard:
             reason = "no_rare_word"
-        if reason is None and not self.policy.any_language:
-            hard_set = {h["word"] for h in hard}
-            if not self.english(query, [w for w in words if w not in hard_set]):
-                reason = "non_english"
+        if (reason is None and not self.policy.any_language
+                and not self.english(query, [w for w in words if w not in hard])):
+            reason = "non_english"
         if reason is not None:
             self.stats[reason] += 1
             return None
         return {
             "length_bucket": length_bucket(len(words)),
             "n_words": len(words),
-            "hard_words": hard,
-            "max_pieces": max(UNKNOWN_PIECES if UNKNOWN in h["subwords"] else len(h["subwords"])
-                              for h in hard),
+            "hard_words": [{"word": word, "subwords": [piece for piece in pieces]}  # JSON list
+                           for word, pieces in hard.items()],
+            "max_pieces": max(UNKNOWN_PIECES if UNKNOWN in pieces else len(pieces)
+                              for pieces in hard.values()),
         }
 
 
@@ -136,14 +137,14 @@ def ngrams(words: list[str], n: int) -> list[tuple[str, ...]]:
     return [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
 
 
-def ngram_cap(rows: list[dict[str, Any]], *, query_field: str, n: int,
-              max_uses: int) -> tuple[list[dict[str, Any]], int]:
+def ngram_cap(rows: list[JSONObject], *, query_field: str, n: int,
+              max_uses: int) -> tuple[list[JSONObject], int]:
     """Rows kept rarest first while none of their n-grams is used more than ``max_uses``
     times; returns (kept, dropped count). Ties keep stream order (a stable sort)."""
     used: Counter[tuple[str, ...]] = Counter()
     kept = []
-    for row in sorted(rows, key=lambda r: -r["max_pieces"]):
-        grams = ngrams(words_for(row[query_field]), n)
+    for row in sorted(rows, key=lambda r: -_count(r, "max_pieces")):
+        grams = ngrams(words_for(str(row[query_field])), n)
         if any(used[g] >= max_uses for g in grams):
             continue
         used.update(grams)
@@ -151,8 +152,8 @@ def ngram_cap(rows: list[dict[str, Any]], *, query_field: str, n: int,
     return kept, len(rows) - len(kept)
 
 
-def filter_stream(rows: Iterable[dict[str, Any]], rare: RareFilter, *,
-                  query_field: str) -> Iterator[dict[str, Any]]:
+def filter_stream(rows: Iterable[JSONObject], rare: RareFilter, *,
+                  query_field: str) -> Iterator[JSONObject]:
     """The stream's rows that pass, each with the added columns (other columns pass through).
 
     A row without a text ``query_field`` is counted as ``bad_length``.
@@ -167,12 +168,20 @@ def filter_stream(rows: Iterable[dict[str, Any]], rare: RareFilter, *,
             yield {**row, query_field: " ".join(text.split()), **columns}
 
 
-def finish(rows: list[dict[str, Any]], rare: RareFilter, *,
-           query_field: str) -> list[dict[str, Any]]:
+def finish(rows: list[JSONObject], rare: RareFilter, *,
+           query_field: str) -> list[JSONObject]:
     """The n-gram cap, then the artifact's order: by length bucket, rarest first."""
     policy = rare.policy
     kept, dropped = ngram_cap(rows, query_field=query_field, n=policy.ngram,
                               max_uses=policy.ngram_max)
     rare.stats["ngram_dup"] += dropped
     rare.stats["kept"] += len(kept)
-    return sorted(kept, key=lambda r: (r["length_bucket"], -r["max_pieces"]))
+    return sorted(kept, key=lambda r: (str(r["length_bucket"]), -_count(r, "max_pieces")))
+
+
+def _count(row: JSONObject, column: str) -> int:
+    """A count column this filter added (``columns``): an int."""
+    value = row[column]
+    if not isinstance(value, int):
+        raise TypeError(f"{column} is {value!r}, not a count")
+    return value

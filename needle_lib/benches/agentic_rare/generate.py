@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
 
 from needle_lib.benches import generation
 from needle_lib.benches.rows import dedupe_rows, hour_of, seed_from_hour
 from needle_lib.benches.sampling import stratified_sample
+from needle_lib.jsonio import JSONObject
 from needle_lib.tomlconf import ConfigError
 
 QUERY_SOURCE = "agentic_rare"
 DEFAULT_LIMIT = 100
 
 
-def _text(row: dict[str, Any], query_field: str) -> str | None:
+def _text(row: JSONObject, query_field: str) -> str | None:
     for field in (query_field, "query_text", "query"):
         value = row.get(field)
         if isinstance(value, str) and value.strip():
@@ -29,7 +29,7 @@ def _text(row: dict[str, Any], query_field: str) -> str | None:
     return None
 
 
-def query_row(row: dict[str, Any], text: str, hour: datetime) -> dict[str, Any]:
+def query_row(row: JSONObject, text: str, hour: datetime) -> JSONObject:
     bucket = row.get("length_bucket") or "unknown"
     origin = {
         "bucket": QUERY_SOURCE,
@@ -45,8 +45,8 @@ def query_row(row: dict[str, Any], text: str, hour: datetime) -> dict[str, Any]:
                                 extra={"length_bucket": bucket})
 
 
-def sample_query_rows(rows: Iterable[dict[str, Any]], *, now: datetime, limit: int,
-                      seed: int | None, query_field: str = "query_text") -> list[dict[str, Any]]:
+def sample_query_rows(rows: Iterable[JSONObject], *, now: datetime, limit: int,
+                      seed: int | None, query_field: str = "query_text") -> list[JSONObject]:
     """``limit`` query rows (0 = all), stratified by length bucket, deterministic for a seed
     (default: the UTC hour's)."""
     hour = hour_of(now)

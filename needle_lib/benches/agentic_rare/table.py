@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.benches.agentic_rare.extra import require
+from needle_lib.jsonio import JSONObject
 from needle_lib.tomlconf import ConfigError
 
 _BATCH_ROWS = 10_000
@@ -48,7 +49,7 @@ def _parquet_file(path: Path) -> Any:
         raise ConfigError(f"{path}: not a readable Parquet file ({exc})") from None
 
 
-def _decoded(row: dict[str, Any]) -> dict[str, Any]:
+def _decoded(row: JSONObject) -> JSONObject:
     for column in JSON_COLUMNS:
         value = row.get(column)
         if isinstance(value, str) and value[:1] in "[{":
@@ -57,7 +58,7 @@ def _decoded(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def read_rows(path: Path) -> Iterator[dict[str, Any]]:
+def read_rows(path: Path) -> Iterator[JSONObject]:
     """Every row of ``path``; a malformed JSONL line is an error naming file and line."""
     if _is_parquet(path):
         for batch in _parquet_file(path).iter_batches(batch_size=_BATCH_ROWS):
@@ -78,12 +79,12 @@ def read_rows(path: Path) -> Iterator[dict[str, Any]]:
             yield _decoded(row)
 
 
-def _flat(row: dict[str, Any]) -> dict[str, Any]:
+def _flat(row: JSONObject) -> JSONObject:
     return {key: json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict)
             else value for key, value in row.items()}
 
 
-def write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
+def write_parquet(rows: list[JSONObject], path: Path) -> None:
     """Write ``rows`` to ``path`` (temp file + rename, so a crash leaves no half file)."""
     arrow = require("pyarrow")
     parquet = require("pyarrow.parquet")

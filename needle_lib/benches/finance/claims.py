@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any
+
+from needle_lib.jsonio import JSON, JSONObject
 
 #: P31 classes that make a search hit a company: business, enterprise, company, public
 #: company, (a Q18388277 class the reference uses), organization, multinational corporation.
@@ -34,8 +35,8 @@ START, END, POINT_IN_TIME = "P580", "P582", "P585"
 _YEAR = re.compile(r"^([+-]?)(\d+)-")
 _LEI = re.compile(r"^[0-9A-Z]{18}[0-9]{2}$")
 
-Claims = dict[str, Any]
-Statement = dict[str, Any]
+Claims = JSONObject
+Statement = JSONObject
 
 
 @dataclass(frozen=True)
@@ -60,14 +61,14 @@ def best_statements(claims: Claims, pid: str) -> list[Statement]:
     return preferred or live
 
 
-def _value(snak: Any) -> Any:
+def _value(snak: JSON) -> JSON:
     if not isinstance(snak, dict) or snak.get("snaktype", "value") != "value":
         return None  # "somevalue" / "novalue" snaks carry no datavalue
     datavalue = snak.get("datavalue")
     return datavalue.get("value") if isinstance(datavalue, dict) else None
 
 
-def _main(statement: Statement) -> Any:
+def _main(statement: Statement) -> JSON:
     return _value(statement.get("mainsnak"))
 
 
@@ -82,7 +83,7 @@ def _string(statement: Statement) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def year_of(value: Any) -> int | None:
+def year_of(value: JSON) -> int | None:
     """The year of a Wikidata time value (``{"time": "+1976-04-01T00:00:00Z", ...}``);
     None for BCE dates and unknown values."""
     time = value.get("time") if isinstance(value, dict) else None
@@ -96,7 +97,7 @@ def year_of(value: Any) -> int | None:
 def _qualifier_year(statement: Statement, pid: str) -> int | None:
     qualifiers = statement.get("qualifiers")
     snaks = qualifiers.get(pid) if isinstance(qualifiers, dict) else None
-    for snak in snaks or []:
+    for snak in snaks if isinstance(snaks, list) else []:
         year = year_of(_value(snak))
         if year:
             return year

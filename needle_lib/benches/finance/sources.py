@@ -22,6 +22,7 @@ from datetime import date
 from typing import Any, ClassVar
 
 from needle_lib.benches.finance.fields import display_name
+from needle_lib.jsonio import JSONObject
 from needle_lib.net.sources import SourceClient, SourceError
 
 
@@ -129,7 +130,7 @@ class SecClient(SourceClient):
                 companies.append(Company(cik=cik, ticker=ticker, title=title))
         return companies
 
-    async def company_facts(self, cik: int) -> dict[str, Any]:
+    async def company_facts(self, cik: int) -> JSONObject:
         """The ``us-gaap`` facts of a company; empty when it files no XBRL (SEC answers 404)."""
         try:
             payload = await self.get_json(self.data_base_url + self.facts_path(cik))
@@ -185,7 +186,7 @@ class WikidataClient(SourceClient):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._claims: dict[str, dict[str, Any]] = {}
+        self._claims: dict[str, JSONObject] = {}
 
     @classmethod
     def public_url(cls, qid: str) -> str:
@@ -200,7 +201,7 @@ class WikidataClient(SourceClient):
         hits = payload.get("search") if isinstance(payload, dict) else None
         return [hit["id"] for hit in hits or [] if isinstance(hit, dict) and hit.get("id")]
 
-    async def claims(self, qid: str) -> dict[str, Any]:
+    async def claims(self, qid: str) -> JSONObject:
         """An item's claims by property id (cached: locations and hits repeat across firms)."""
         if qid not in self._claims:
             payload = await self.get_json(f"/wiki/Special:EntityData/{qid}.json")

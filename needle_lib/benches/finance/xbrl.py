@@ -14,6 +14,7 @@ from datetime import date
 from typing import Any
 
 from needle_lib.benches.finance.fields import XBRL_FIELDS
+from needle_lib.jsonio import JSONObject
 
 QUARTER_PERIODS = frozenset({"Q1", "Q2", "Q3"})  # Q4 has no 10-Q: it is inside the 10-K
 MIN_QUARTER_DAYS, MAX_QUARTER_DAYS = 70, 110
@@ -59,7 +60,7 @@ def _quarter_fact(field: str, raw: Any) -> QuarterFact | None:
     return QuarterFact(field, float(value), fy, fp, start, end, str(raw.get("accn", "")))
 
 
-def quarter_facts(gaap: dict[str, Any], field: str, limit: int = 6) -> list[QuarterFact]:
+def quarter_facts(gaap: JSONObject, field: str, limit: int = 6) -> list[QuarterFact]:
     """The latest ``limit`` quarters of ``field``, newest first.
 
     The field's concepts are tried in order and the first that yields any quarter wins:

@@ -45,3 +45,37 @@ std::string raw() {
 }
 
 }  // namespace forms
+
+// Macros the grammar cannot expand: recall/macros.py blanks them before parsing.
+WIDGET_NAMESPACE_BEGIN
+
+class WIDGET_EXPORT Exported {
+public:
+    WIDGET_WARN_UNUSED_RESULT
+    static Exported meta()
+    {
+        Exported result;
+        WIDGET_TRY
+        {
+            result.check();
+        }
+        WIDGET_CATCH (...)
+        {
+            return result;
+        }
+        return result;
+    }
+
+    Exported& update(const Exported& other)
+    {
+        m_value.object->operator[](other.key()) = other.value();
+        return *this;
+    }
+
+    static WIDGET_INLINE int inlined(int x) WIDGET_NOEXCEPT
+    {
+        return x;
+    }
+};
+
+WIDGET_NAMESPACE_END
