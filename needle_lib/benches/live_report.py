@@ -22,6 +22,7 @@ from needle_lib.benches.registry import report_fold
 from needle_lib.benches.runfiles import CaseTally, SearchJournal
 from needle_lib.benches.tables import SpooledRows, SpooledTables
 from needle_lib.jsonio import write_json_by_line_atomic
+from needle_lib.judge.identity import SeenJudges
 from needle_lib.kernel.journal import journal_path
 
 
@@ -29,13 +30,15 @@ class LiveReport:
     """One run's journal and its report in the making (one writer: the controller)."""
 
     def __init__(self, report_path: Path, header: dict[str, Any]) -> None:
-        self.header = header
+        #: a copy, held by the fold too: the judges the cases saw join it at the end
+        self.header = dict(header)
         self.journal = SearchJournal(journal_path(report_path), header)
         self._engines = frozenset(header["engines"])
         self._tables = SpooledTables()
-        self._fold = report_fold(header, self._tables)
+        self._fold = report_fold(self.header, self._tables)
         self._cases = SpooledRows()
         self._tally = CaseTally()
+        self._judges = SeenJudges()
         #: cases of queries some engine has not answered yet, by query, then engine, each
         #: with its JSON text (as journaled)
         self._open: dict[str, dict[str, tuple[dict[str, Any], str]]] = {}
@@ -63,6 +66,7 @@ class LiveReport:
         self._fold.add_query({engine: case for engine, (case, _) in present.items()})
         for case, text in present.values():
             self._tally.add(case)
+            self._judges.add(case)
             self._cases.append_encoded(text)
         self._scored.add(query_id)
 
@@ -72,6 +76,7 @@ class LiveReport:
             return summary_of(self.journal.finish(report_path, complete_run=complete_run))
         for query_id in list(self._open):  # in first-appearance order
             self._score(query_id)
+        self.header.update(self._judges.stamp(self.header))  # as ``assemble_report`` does
         report = self._fold.report(in_progress=False)
         self._tally.stamp(report, self.header, complete_run=complete_run)
         report["cases"] = self._cases

@@ -20,6 +20,7 @@ from needle_lib.benches.registry import build_report
 from needle_lib.contract.outcome import is_scored, is_skipped
 from needle_lib.contract.schema import read_search_journal, read_search_report
 from needle_lib.jsonio import write_json_by_line_atomic
+from needle_lib.judge.identity import with_judge_seen
 from needle_lib.kernel.journal import JOURNAL_SUFFIX, Journal, journal_path
 from needle_lib.tomlconf import ConfigError
 
@@ -95,7 +96,9 @@ class CaseTally:
 
 def assemble_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
                     complete_run: bool = True) -> dict[str, Any]:
-    """The report of a run (pooled metrics computed here, once) with its header and cases."""
+    """The report of a run (pooled metrics computed here, once) with its header and cases;
+    the header's judge block names what the cases' judge calls saw (``judge.identity``)."""
+    header = with_judge_seen(header, cases)
     report = build_report(header, cases, in_progress=False)
     CaseTally.of(cases).stamp(report, header, complete_run=complete_run)
     report["cases"] = cases
