@@ -28,7 +28,7 @@ _recording = False
 def _profile(frame: FrameType, event: str, arg: Any) -> None:
     if _recording and event == "call":
         name = frame.f_code.co_filename
-        if name.startswith(PACKAGE):
+        if name.startswith(PACKAGE) and name.endswith(".py"):  # not Jinja templates
             _seen.add(name)
 
 

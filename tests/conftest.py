@@ -79,8 +79,14 @@ def import_every_needle_module() -> None:
             importlib.import_module(module.name)
 
 
+#: Kept: it picks the model of the real-model tier (``testing.real_model``), the one thing
+#: a developer points at their own hardware, and no other test reads it.
+KEPT = {"NEEDLE_REAL_GGUF"}
+
+
 def hermetic_environment(environ: os._Environ[str]) -> None:
-    for name in [n for n in environ if NEEDLE_READS.fullmatch(n) or n in ENGINE_MODES]:
+    for name in [n for n in environ
+                 if (NEEDLE_READS.fullmatch(n) or n in ENGINE_MODES) and n not in KEPT]:
         del environ[name]
     environ[NO_DOTENV_ENV] = "1"
 
@@ -94,8 +100,17 @@ def pinned_clock(monkeypatch: pytest.MonkeyPatch) -> datetime:
     return PINNED_NOW
 
 
+#: Why a real-model test did not run in a command that did not ask for the tier.
+REAL_TIER_SKIP = ("the real-model tier (minutes of CPU inference) runs only when asked: "
+                  "uv sync --extra real, then uv run pytest -m real")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark_tiers(items, slow_first=hasattr(config, "workerinput"))  # an xdist worker
+    if "real" not in (config.option.markexpr or ""):
+        for item in items:
+            if item.get_closest_marker("real"):
+                item.add_marker(pytest.mark.skip(reason=REAL_TIER_SKIP))
 
 
 @pytest.fixture(autouse=True)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from needle_lib.paths import REPO_ROOT
+from needle_lib.recall.journal import read_dump
 from needle_lib.testing.openai_server import FakeOpenAIServer
 
 EVALS = REPO_ROOT / "evals"
@@ -70,13 +71,14 @@ def record_runs(results: Path, specs: list[tuple]) -> None:
 
 
 def wait_for_cases(path: Path, count: int, timeout: float = 600.0) -> dict[str, Any]:
-    """The dump at ``path`` once it holds ``count`` cases (a run in flight rewrites it after
-    every case); the generous deadline only bounds a broken run, it never paces a good one."""
+    """The dump at ``path`` once it holds ``count`` cases (read as every reader does: a run
+    in flight journals each case beside its dump, ``recall.journal.read_dump``); the
+    generous deadline only bounds a broken run, it never paces a good one."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            dump = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            dump = read_dump(path)
+        except (OSError, ValueError):  # not yet written (a SchemaError is a ValueError)
             dump = None
         if dump and len(dump["cases"]) >= count:
             return dump

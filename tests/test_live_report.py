@@ -13,16 +13,11 @@ import pytest
 from search_runs import START, header, judged_case, known_case
 
 from needle_lib.benches.live_report import LiveReport
-from needle_lib.benches.runfiles import (
-    JOURNAL_SUFFIX,
-    Journal,
-    finish_run,
-    journal_path,
-    read_run,
-)
+from needle_lib.benches.runfiles import SearchJournal, finish_run, read_run
 from needle_lib.benches.tables import SpooledRows
 from needle_lib.contract.report import SearchReport, report_fields
 from needle_lib.jsonio import write_json_by_line_atomic
+from needle_lib.kernel.journal import JOURNAL_SUFFIX, journal_path
 
 ENGINES = ["exa", "brave", "tavily"]
 
@@ -127,7 +122,7 @@ def test_a_live_report_scores_as_the_journal_read_back_does(tmp_path, bench, mak
     cases = shuffled(make(8, 7), 7)
     live_run(tmp_path / "live.json", head, cases)
     report = json.loads((tmp_path / "live.json").read_text())
-    journal = Journal(journal_path(tmp_path / "journal.json"), head)
+    journal = SearchJournal(journal_path(tmp_path / "journal.json"), head)
     for case in cases:
         journal.append(case)
     from_journal = report_fields(journal.finish(tmp_path / "journal.json", complete_run=True))
@@ -147,7 +142,7 @@ def test_a_query_scored_before_a_case_of_it_comes_again_is_rebuilt_from_the_jour
     live = tmp_path / "live.json"
     live_run(live, head, [*cases, again])
     expected = tmp_path / "expected.json"
-    journal = Journal(journal_path(expected), head)
+    journal = SearchJournal(journal_path(expected), head)
     for case in [*cases, again]:
         journal.append(case)
     journal.finish(expected, complete_run=True)

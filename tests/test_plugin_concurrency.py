@@ -12,6 +12,7 @@ import pytest
 from evalrun import EVALS, load_dump, run_evals, wait_for_cases
 
 from needle_lib.paths import REPO_ROOT
+from needle_lib.recall.journal import read_dump
 from needle_lib.testing.openai_server import FakeOpenAIServer
 
 SELECT = ("-k", "http_server", "--corpus", "http_server")
@@ -114,7 +115,7 @@ def test_kill_loses_at_most_the_requests_in_flight_and_resume_finishes(pytester,
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        crashed = json.loads(dump_file.read_text())
+        crashed = read_dump(dump_file)
         done = [c for c in crashed["cases"] if c["outcome"] == "passed"]
         assert crashed["in_progress"] is True and 2 <= len(done) < 8
         before = server.stats.requests

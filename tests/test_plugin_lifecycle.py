@@ -13,7 +13,9 @@ from browser import dom_text, screenshot
 from evalrun import EVALS, assert_usage_error, load_dump, run_evals, wait_for_cases
 
 from needle_lib.cli import main as needle
+from needle_lib.commands.status import dump_state
 from needle_lib.paths import REPO_ROOT
+from needle_lib.recall.journal import read_dump
 from needle_lib.testing.openai_server import FakeOpenAIServer
 
 SELECT = ("-k", "http_server", "--corpus", "http_server", "--sample", "4")
@@ -33,10 +35,17 @@ def test_kill_9_loses_at_most_the_case_in_flight_and_resume_finishes(pytester, t
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        crashed = json.loads(dump_file.read_text())
+        # the killed run's dump is as its start wrote it; its journal holds every case
+        # settled, and readers fold it in (a line cut by the kill is the case in flight)
+        run_file = dump_file.resolve()
+        journal = run_file.with_name(run_file.stem + ".partial.jsonl")
+        assert json.loads(run_file.read_text())["cases"] == [] and journal.is_file()
+        crashed = read_dump(dump_file)
         assert crashed["in_progress"] is True and crashed["complete"] is False
         done = [c for c in crashed["cases"] if c["outcome"] == "passed"]
         assert 3 <= len(done) < 8
+        state, detail = dump_state(dump_file)  # `needle status` sees the same cases
+        assert (state, detail.split(",")[0]) == ("in progress", f"{len(crashed['cases'])}/8 cases")
     # The resumed run asks another server (a base URL is bookkeeping): a request the killed
     # process sent may still reach the first server late on a busy machine.
     with FakeOpenAIServer("perfect") as fresh:

@@ -23,13 +23,14 @@ from search_runs import (
     write_report,
 )
 
-from needle_lib.benches.runfiles import Journal, journal_path
+from needle_lib.benches.runfiles import SearchJournal
 from needle_lib.cli import main
 from needle_lib.continuous.ci import confidence_intervals
 from needle_lib.continuous.runs import ReportError, load_run, parse_ts, query_hash
 from needle_lib.continuous.store import Site, publish
 from needle_lib.contract.history import ScoresRow
 from needle_lib.dashboard.search_views import uniqueness_totals
+from needle_lib.kernel.journal import journal_path
 from needle_lib.metrics.bootstrap import cluster_bootstrap_means
 from needle_lib.metrics.overlap import family_uniqueness, pair_sharing
 from needle_lib.paths import REPO_ROOT
@@ -266,7 +267,7 @@ def test_scores_keep_a_seven_day_window_history_keeps_everything(tmp_path):
 def test_a_journal_of_a_run_in_flight_is_published_as_incomplete(tmp_path):
     head = header("finance", "known_item", ["exa", "keenable"], 2, START)
     report = tmp_path / "finance__finance__20260701-001700.json"
-    journal = Journal(journal_path(report), head)
+    journal = SearchJournal(journal_path(report), head)
     journal.append(known_case("f0", "company 0 ceo", "exa", 1))
     journal.close(remove=False)
     run = load_run(journal_path(report))

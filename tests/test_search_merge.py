@@ -9,16 +9,11 @@ import json
 
 import pytest
 
-from needle_lib.benches.runfiles import (
-    Journal,
-    assemble_report,
-    finish_run,
-    journal_path,
-    read_run,
-)
+from needle_lib.benches.runfiles import SearchJournal, assemble_report, finish_run, read_run
 from needle_lib.cli import main
 from needle_lib.contract.report import report_fields
 from needle_lib.jsonio import write_json_in_pieces
+from needle_lib.kernel.journal import journal_path
 
 ENGINES = ["exa", "brave"]
 
@@ -99,7 +94,7 @@ def test_other_setups_and_overlaps_are_refused(tmp_path, capsys):
 
 
 def test_a_killed_runs_journal_becomes_a_report(tmp_path):
-    journal = Journal(journal_path(tmp_path / "run.json"), header())
+    journal = SearchJournal(journal_path(tmp_path / "run.json"), header())
     for c in CASES[:5]:
         journal.append(c)
     journal.close(remove=False)
@@ -114,7 +109,7 @@ def test_a_finished_journal_is_the_report_and_goes_away(tmp_path):
     """The controller keeps no case in memory: the report is read back from the journal,
     later lines of the same case win, and the journal goes once the report is written."""
     path = tmp_path / "run.json"
-    journal = Journal(journal_path(path), header())
+    journal = SearchJournal(journal_path(path), header())
     journal.append({**CASES[0], "outcome": "error"})  # settled again at teardown, below
     for c in CASES:
         journal.append(c)
@@ -128,7 +123,7 @@ def test_a_journal_read_back_holds_each_key_and_short_value_once(tmp_path):
     """A journal is a JSON document per line, and json shares keys only within a document:
     read back, 20,000 cases held their results' keys and gate verdicts once per case. The
     reader shares them across lines; long text (snippets, queries) stays per case."""
-    journal = Journal(journal_path(tmp_path / "run.json"), header())
+    journal = SearchJournal(journal_path(tmp_path / "run.json"), header())
     for c in CASES:
         journal.append(c)
     journal.close(remove=False)
@@ -149,7 +144,7 @@ def test_a_snippet_with_a_unicode_line_separator_stays_one_journal_line(tmp_path
     ``str.splitlines`` also splits at (and the journal then read as broken JSON)."""
     odd = {**CASES[0], "results": [{**CASES[0]["results"][0],
                                     "snippet": "before\u2028between\x85after"}]}
-    journal = Journal(journal_path(tmp_path / "run.json"), header())
+    journal = SearchJournal(journal_path(tmp_path / "run.json"), header())
     for c in [odd, *CASES[1:]]:
         journal.append(c)
     journal.close(remove=False)

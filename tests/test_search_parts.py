@@ -15,7 +15,7 @@ from browser import dom_text
 from search_runs import START, header, known_case, snapshot
 
 from needle_lib.benches.run_reports import SearchReports
-from needle_lib.benches.runfiles import Journal, finish_run, journal_path, read_run
+from needle_lib.benches.runfiles import SearchJournal, finish_run, read_run
 from needle_lib.cli import main
 from needle_lib.commands.publish import load_runs
 from needle_lib.continuous import store
@@ -24,6 +24,7 @@ from needle_lib.continuous.runs import iso
 from needle_lib.continuous.store import Site
 from needle_lib.contract.history import RunProgress
 from needle_lib.contract.outcome import Outcome
+from needle_lib.kernel.journal import journal_path
 
 ENGINES = ["exa", "keenable"]
 
@@ -237,7 +238,7 @@ def test_a_parts_journal_is_replaced_by_its_final_report(tmp_path, capsys):
     paths = machines(tmp_path)
     header_, cases = read_run(paths[1])
     journal = journal_path(paths[1])
-    log = Journal(journal, header_)
+    log = SearchJournal(journal, header_)
     log.append(cases[0])
     log.close(remove=False)
     site = tmp_path / "history"

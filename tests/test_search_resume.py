@@ -21,8 +21,9 @@ from evalrun import EVALS, run_evals
 from test_finance_evals import SCRIPT, write_gold
 from test_search_pipeline import serve, without_timing
 
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX, Journal, journal_path, read_run
+from needle_lib.benches.runfiles import SearchJournal, read_run
 from needle_lib.contract.outcome import is_answered
+from needle_lib.kernel.journal import JOURNAL_SUFFIX, journal_path
 from needle_lib.paths import REPO_ROOT
 from needle_lib.report.case_page import SUFFIX
 
@@ -391,7 +392,7 @@ def test_a_resumed_journal_stays_while_its_writer_lives_or_cases_are_left_out(
 
     live_dir = tmp_path / "live" / "search"
     live_dir.mkdir(parents=True)
-    live = Journal(journal_path(live_dir / whole_path.name), header)
+    live = SearchJournal(journal_path(live_dir / whole_path.name), header)
     try:
         for case in cases[:3]:
             live.append(case)

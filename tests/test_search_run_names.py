@@ -6,7 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from search_runs import START, header, judged_case
 
-from needle_lib.benches.runfiles import finish_run, journal_path, reserve_run_path
+from needle_lib.benches.runfiles import finish_run, reserve_run_path
+from needle_lib.kernel.journal import journal_path
 
 
 def test_runs_in_the_same_second_get_distinct_report_names(tmp_path):

@@ -19,6 +19,7 @@ from needle_lib.benches.plan import SearchCase, SearchClients
 from needle_lib.benches.registry import bench_named
 from needle_lib.benches.rows import row_day
 from needle_lib.judge import JudgeError, Verdict
+from needle_lib.judge.base import JudgeSeen, unseen
 from needle_lib.judge.profile import QueryProfile
 from needle_lib.judge.tally import counting
 from needle_lib.search.bounds import cap_snippet
@@ -51,6 +52,8 @@ class JudgedWork:
     unconfigured: ConfigError | None = None
     #: the date freshness was judged against (the row's day, else the judge's today)
     today: date | None = None
+    #: the model id the judge's server answered with, and how output was asked for
+    seen: JudgeSeen = field(default_factory=unseen)
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class MatchedWork:
     asked: int = 0
     judge_requests: int = 0
     unconfigured: ConfigError | None = None
+    seen: JudgeSeen = field(default_factory=unseen)
 
 
 CaseWork = JudgedWork | MatchedWork
@@ -100,7 +104,8 @@ async def fetch_judged(clients: SearchClients, case: SearchCase,
         except ConfigError as exc:
             return JudgedWork(searched, unconfigured=exc)
         profile = await judge.profile(query.query)  # made above; no new request
-    return JudgedWork(searched, verdicts, profile, tally.requests, today=today)
+    return JudgedWork(searched, verdicts, profile, tally.requests, today=today,
+                      seen=judge.seen())
 
 
 async def fetch_matched(clients: SearchClients, case: SearchCase,
@@ -123,4 +128,5 @@ async def fetch_matched(clients: SearchClients, case: SearchCase,
         except ConfigError as exc:
             return MatchedWork(searched, shown, matches, unconfigured=exc)
         answers = await judge.decide_many(case.query.query, bench.judge_context(gold), ask)
-    return MatchedWork(searched, shown, matches, answers, len(ask), tally.requests)
+    return MatchedWork(searched, shown, matches, answers, len(ask), tally.requests,
+                       seen=judge.seen())

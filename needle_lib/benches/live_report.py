@@ -9,34 +9,37 @@ peak memory.
 
 The journal stays the record of the run (a killed run is resumed and re-read from it). A
 case for a query already scored (a case run twice) makes the report come from the journal
-instead, as ``runfiles.Journal.finish`` builds it: the later case wins there, as always.
+instead, as ``runfiles.SearchJournal.finish`` builds it: the later case wins there, as always.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
 from needle_lib.benches.registry import report_fold
-from needle_lib.benches.runfiles import CaseTally, Journal, journal_path
+from needle_lib.benches.runfiles import CaseTally, SearchJournal
 from needle_lib.benches.tables import SpooledRows, SpooledTables
 from needle_lib.contract.report import SearchReport, report_fields, summary_of
 from needle_lib.jsonio import write_json_by_line_atomic
+from needle_lib.judge.identity import SeenJudges
+from needle_lib.kernel.journal import journal_path
 
 
 class LiveReport:
     """One run's journal and its report in the making (one writer: the controller)."""
 
     def __init__(self, report_path: Path, header: dict[str, Any]) -> None:
-        self.header = header
-        self.journal = Journal(journal_path(report_path), header)
+        #: a copy, held by the fold too: the judges the cases saw join it at the end
+        self.header = dict(header)
+        self.journal = SearchJournal(journal_path(report_path), header)
         self._engines = frozenset(header["engines"])
         self._tables = SpooledTables()
-        self._fold = report_fold(header, self._tables)
+        self._fold = report_fold(self.header, self._tables)
         self._cases = SpooledRows()
         self._tally = CaseTally()
+        self._judges = SeenJudges()
         #: cases of queries some engine has not answered yet, by query, then engine, each
         #: with its JSON text (as journaled)
         self._open: dict[str, dict[str, tuple[dict[str, Any], str]]] = {}
@@ -64,6 +67,7 @@ class LiveReport:
         self._fold.add_query({engine: case for engine, (case, _) in present.items()})
         for case, text in present.values():
             self._tally.add(case)
+            self._judges.add(case)
             self._cases.append_encoded(text)
         self._scored.add(query_id)
 
@@ -73,6 +77,7 @@ class LiveReport:
             return summary_of(self.journal.finish(report_path, complete_run=complete_run))
         for query_id in list(self._open):  # in first-appearance order
             self._score(query_id)
+        self.header.update(self._judges.stamp(self.header))  # as ``assemble_report`` does
         report = self._fold.report(in_progress=False)
         self._tally.stamp(report, complete_run=complete_run)
         report.cases = self._cases
@@ -80,15 +85,14 @@ class LiveReport:
             write_json_by_line_atomic(report_path, report_fields(report))
         finally:
             self._close_spools()
-        # held (and locked, ``journal_lock``) until the report is written
+        # held (and locked, ``kernel.journal``) until the report is written
         self.journal.close(remove=True)
         return summary_of(report)
 
     def abandon(self) -> None:
         """Close the journal as it stands and write no report (a full disk): the run reads
         back like a killed one, and ``--resume`` continues from its journal."""
-        with contextlib.suppress(OSError):  # the line that did not fit is the case in flight
-            self.journal.close(remove=False)
+        self.journal.abandon()
         self._close_spools()
 
     def _close_spools(self) -> None:

@@ -21,9 +21,10 @@ from needle_lib.benches.known_item import Match
 from needle_lib.benches.queries import Query, file_sha256, load_queries, sample_queries
 from needle_lib.benches.registry import bench_named, select_queries
 from needle_lib.contract.records import SearchResultRecord
-from needle_lib.judge import JUDGE_PROMPT_VERSION, JudgeError, RelevanceJudge, Verdict
-from needle_lib.judge.answer import ANSWER_PROMPT_VERSION, AnswerJudge
+from needle_lib.judge import JudgeError, RelevanceJudge, Verdict
+from needle_lib.judge.answer import AnswerJudge
 from needle_lib.judge.config import judge_model_config
+from needle_lib.judge.identity import judge_setup
 from needle_lib.kernel.loop_thread import LoopThread
 from needle_lib.names import id_part, safe_file_name, unique_query_labels
 from needle_lib.net.slots import CallSlots
@@ -112,10 +113,8 @@ class SearchPlan:
             "num_results": self.results_for(bench),
             "snippet_chars": self.snippet_chars,
             "judged": judged,
-            "judge": {"model": self.judge_model,
-                      "prompt_version": (JUDGE_PROMPT_VERSION if kind == "judged"
-                                         else ANSWER_PROMPT_VERSION),
-                      "concurrency": self.judge_concurrency} if judged else None,
+            "judge": judge_setup(self.judge_model, kind, self.judge_concurrency)
+            if judged else None,
             "sampling": self.sampling,
             "package": package_info(),
             "expected_cases": count * len(self.engines),

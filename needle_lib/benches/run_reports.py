@@ -21,6 +21,8 @@ from needle_lib.contract.report import SearchReport
 
 
 class SearchReports:
+    """One report per bench: the search benches' ``kernel.benchmark.RunWriter``."""
+
     def __init__(self, results_dir: Path, report_path: Path | None, *, part: str = "",
                  shard: dict[str, Any] | None = None) -> None:
         self.results_dir = results_dir

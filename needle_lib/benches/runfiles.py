@@ -1,7 +1,8 @@
 """Search run files: a journal while the run is in flight, a report when it is done.
 
-A run appends one line per case to ``<report>.partial.jsonl`` (the header first): constant
-work per case however long the run, and a ``kill -9`` loses at most the case in flight.
+A run appends one line per case to its journal, ``<report>.partial.jsonl``
+(``kernel.journal``): constant work per case however long the run, and a ``kill -9`` loses
+at most the case in flight.
 Pooled figures (nDCG's ideal ranking, ``ultimate``, overlap, system-specific misses) need
 every engine's answers to a query: a run in flight scores each query once its engines are in
 (``live_report``), and a run read back (``read_run``) from its journal or its report is
@@ -11,25 +12,19 @@ reports can be merged and rebuilt, never averaged.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any, cast
 
-from needle_lib.benches.journal_lock import hold_for_writing
 from needle_lib.benches.registry import build_report
 from needle_lib.contract.outcome import is_scored, is_skipped
 from needle_lib.contract.records import SearchCaseRecord
 from needle_lib.contract.report import SearchReport, report_fields
 from needle_lib.contract.schema import read_search_journal, read_search_report
-from needle_lib.jsonio import name_the_file, write_json_by_line_atomic
+from needle_lib.jsonio import write_json_by_line_atomic
+from needle_lib.judge.identity import with_judge_seen
+from needle_lib.kernel.journal import JOURNAL_SUFFIX, Journal, journal_path
 from needle_lib.tomlconf import ConfigError
-
-JOURNAL_SUFFIX = ".partial.jsonl"
-
-
-def journal_path(report_path: Path) -> Path:
-    return report_path.with_name(report_path.stem + JOURNAL_SUFFIX)
 
 
 def reserve_run_path(path: Path) -> Path:
@@ -53,41 +48,8 @@ def reserve_run_path(path: Path) -> Path:
     raise ConfigError(f"{path.parent}: no free report name for {path.name}")
 
 
-class Journal:
-    """Append-only case log of one run (one writer: the controller)."""
-
-    def __init__(self, path: Path, header: dict[str, Any]) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] = path.open("w", encoding="utf-8")
-        hold_for_writing(self._fh)  # until the report is written: never removed under us
-        self._write({"header": header})
-
-    def append(self, case: dict[str, Any]) -> None:
-        self.append_encoded(json.dumps(case, ensure_ascii=False))
-
-    def append_encoded(self, case: str) -> None:
-        """A case already JSON text (``json.dumps(case, ensure_ascii=False)``)."""
-        self._write_line('{"case": ' + case + "}")
-
-    def _write(self, entry: dict[str, Any]) -> None:
-        self._write_line(json.dumps(entry, ensure_ascii=False))
-
-    def _write_line(self, line: str) -> None:
-        # flushed to the OS per case: a killed process loses nothing written; no fsync, which
-        # would cost more than the rest of a case's bookkeeping (only a machine crash could
-        # then lose the last cases, and the run would be redone anyway).
-        try:
-            self._fh.write(line + "\n")
-            self._fh.flush()
-        except OSError as exc:  # a full disk: the message must name the journal
-            name_the_file(exc, self.path)
-            raise
-
-    def close(self, *, remove: bool) -> None:
-        self._fh.close()
-        if remove:
-            self.path.unlink(missing_ok=True)
+class SearchJournal(Journal):
+    """A search run's journal, which its end turns into the run's report."""
 
     def finish(self, report_path: Path, *, complete_run: bool) -> SearchReport:
         """Close the journal and turn it into the run's report, read back line by line: the
@@ -95,8 +57,7 @@ class Journal:
         every record twice over). The journal goes only once the report is written."""
         header, cases = read_search_journal(self.path)
         report = finish_run(report_path, header, cases, complete_run=complete_run)
-        self._fh.close()
-        self.path.unlink(missing_ok=True)
+        self.close(remove=True)
         return report
 
 
@@ -135,7 +96,9 @@ class CaseTally:
 
 def assemble_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
                     complete_run: bool = True) -> SearchReport:
-    """The report of a run (pooled metrics computed here, once) with its header and cases."""
+    """The report of a run (pooled metrics computed here, once) with its header and cases;
+    the header's judge block names what the cases' judge calls saw (``judge.identity``)."""
+    header = with_judge_seen(header, cases)
     report = build_report(header, cases, in_progress=False)
     CaseTally.of(cases).stamp(report, complete_run=complete_run)
     report.cases = cast(list[SearchCaseRecord], cases)

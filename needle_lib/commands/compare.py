@@ -13,12 +13,14 @@ import sys
 from pathlib import Path
 
 from needle_lib.benches.compare import SearchComparison, compare_search_runs
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX, read_run
-from needle_lib.contract.schema import SchemaError, SearchRun, read_json_file, validate_search_run
+from needle_lib.benches.runfiles import read_run
+from needle_lib.contract.schema import SchemaError, SearchRun, validate_search_run
 from needle_lib.dashboard.paired import ComparisonError, PairedComparison, compare_runs
 from needle_lib.dashboard.runs import Run, parse_run
 from needle_lib.jsonio import write_text_atomic
+from needle_lib.kernel.journal import JOURNAL_SUFFIX
 from needle_lib.metrics.flips import Flip, flip_lines
+from needle_lib.recall.journal import read_dump
 from needle_lib.recall.rescore import dump_corpus, policy_of, rescore_dump
 from needle_lib.report.compare_html import flips_page
 from needle_lib.report.html import diff_html, search_case_html
@@ -102,7 +104,7 @@ def _load(path: Path) -> Run | SearchRun:
     """A recall dump or a search run (report or journal), by what the file holds."""
     if path.name.endswith(JOURNAL_SUFFIX):
         return read_run(path)
-    data = read_json_file(path)
+    data = read_dump(path)
     if isinstance(data, dict) and "header" in data and "cases" in data:
         return validate_search_run(path, data["header"], data["cases"],
                                    version=data.get("schema_version"))

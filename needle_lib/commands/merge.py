@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.benches.merge import merge_search, read_search_part
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX
-from needle_lib.contract.schema import SchemaError, read_json_file
+from needle_lib.contract.schema import SchemaError
 from needle_lib.jsonio import write_json_atomic
+from needle_lib.kernel.journal import JOURNAL_SUFFIX
+from needle_lib.recall.journal import read_dump
 from needle_lib.recall.merge import Merged, MergeError, Part, merge_recall
 
 Merger = Callable[[list[Part]], Merged]
@@ -50,7 +51,7 @@ def _read(path: Path) -> Part:
     if path.name.endswith(JOURNAL_SUFFIX):  # an interrupted search run's case log
         return read_search_part(path)
     try:
-        return Part(path, read_json_file(path))
+        return Part(path, read_dump(path))
     except SchemaError as exc:
         raise MergeError(str(exc)) from None
 

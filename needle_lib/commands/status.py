@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.contract.records import RecallDump
-from needle_lib.contract.schema import SchemaError, read_json_file, validate_recall_dump
+from needle_lib.contract.schema import SchemaError, validate_recall_dump
 from needle_lib.llm.config import resolve_model, sanitize_key
 from needle_lib.paths import MODELS_DIR, RESULTS_DIR
 from needle_lib.recall.corpus import configured_corpus_names
+from needle_lib.recall.journal import read_dump
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.score import SCORER_VERSION
 from needle_lib.recall.store import RUNS_DIR, ResultStore, pair_name
@@ -46,7 +47,7 @@ def read_dump_state(path: Path) -> tuple[str, str, RecallDump | None]:
     if not path.is_file():
         return "missing", "", None
     try:
-        data = read_json_file(path)
+        data = read_dump(path)
         if isinstance(data, dict) and (data.get("prompt_version"), data.get(
                 "scorer_version")) != (PROMPT_VERSION, SCORER_VERSION):
             # an older Needle's dump: its shape may differ too; what matters is re-running
@@ -97,7 +98,7 @@ def _stored_row(store: ResultStore, pair: str) -> tuple[str, str, str, Path, str
     runs = store.runs(pair)
     path = view if view.is_file() else (runs[0] if runs else view)
     try:
-        data = read_json_file(path)
+        data = read_dump(path)
     except SchemaError:
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from needle_lib.benches.queries import file_sha256
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX, journal_path
 from needle_lib.continuous.runs import PublishedRun, ReportError
+from needle_lib.kernel.journal import JOURNAL_SUFFIX, journal_path
 from needle_lib.report.case_page import detail_path
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.benches.merge import merge_search, read_search_part
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX, read_run
+from needle_lib.benches.runfiles import read_run
 from needle_lib.continuous.runs import (
     PartsInProgress,
     PublishedRun,
@@ -37,6 +37,7 @@ from needle_lib.continuous.runs import (
 )
 from needle_lib.contract.setup import refusal, setup_differences
 from needle_lib.jsonio import write_json_atomic
+from needle_lib.kernel.journal import JOURNAL_SUFFIX
 from needle_lib.names import inside, safe_file_name
 from needle_lib.recall.merge import Merged, MergeError
 from needle_lib.tomlconf import ConfigError

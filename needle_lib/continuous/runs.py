@@ -24,7 +24,7 @@ import msgspec
 
 from needle_lib.benches.registry import build_report, by_query
 from needle_lib.benches.rows import query_hash  # one query text, one cluster across runs
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX, CaseTally, read_run
+from needle_lib.benches.runfiles import CaseTally, read_run
 from needle_lib.contract.history import (
     HistoryRow,
     OverlapRow,
@@ -42,6 +42,7 @@ from needle_lib.contract.report import (
     summary_of,
 )
 from needle_lib.judge.verdict import RELEVANT_RATING
+from needle_lib.kernel.journal import JOURNAL_SUFFIX
 from needle_lib.metrics.ndcg import ULTIMATE
 from needle_lib.metrics.overlap import family_uniqueness, pair_sharing
 from needle_lib.search.families import family

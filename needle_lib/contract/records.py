@@ -116,6 +116,9 @@ class SearchCaseRecord(TypedDict):
     #: Judged cases: the date freshness was judged against (the row's own day, else the
     #: judge's today, which ``NEEDLE_NOW`` pins), ISO.
     judge_today: NotRequired[str]
+    #: Judged cases (and ``--judge``): what the judge's server showed (``judge.base.JudgeSeen``).
+    judge_served_model: NotRequired[str | None]
+    judge_output: NotRequired[str | None]
 
 
 def search_case_record(*, query_id: str, query: str, stratum: str | None, engine: str,

@@ -192,6 +192,21 @@ class Queries(_Model, kw_only=True):
     count: Annotated[int, _doc("Queries in the bench's query set.")]
 
 
+class JudgeSetup(_Model, kw_only=True):
+    """A header's ``judge`` block (``judge.identity``); reports of an earlier Needle carry
+    only ``model``, ``prompt_version`` and ``concurrency``."""
+
+    model: Annotated[str, _doc("The judge model as Needle asked for it.")]
+    prompt_version: Annotated[str, _doc("The verdict prompt's version (cache key).")]
+    concurrency: Annotated[int | UnsetType, _doc("Judge calls in flight at most.")] = UNSET
+    profile_prompt_version: Annotated[
+        str | UnsetType, _doc("Judged benches: the query profile prompt's version.")] = UNSET
+    served_models: Annotated[
+        list[str] | UnsetType, _doc("Model ids the judge's server answered with.")] = UNSET
+    outputs: Annotated[list[str] | UnsetType, _doc(
+        "How replies were asked for: ``json_schema``, ``json_object`` or ``text``.")] = UNSET
+
+
 class SearchHeader(_Model, kw_only=True):
     """A search run's setup: the journal's first line and a report's ``header``."""
 
@@ -203,6 +218,8 @@ class SearchHeader(_Model, kw_only=True):
     queries: Queries
     kind: Annotated[str | UnsetType, _doc("``judged`` or ``known_item``.")] = UNSET
     expected_cases: Annotated[int | UnsetType, _doc("Queries × engines.")] = UNSET
+    judge: Annotated[JudgeSetup | UnsetType | None, _doc(
+        "The judge of a judged run (or of ``--judge``); null when nothing was judged.")] = UNSET
 
 
 class SearchResult(_Model, kw_only=True):
@@ -224,6 +241,10 @@ class SearchCase(_Model, kw_only=True):
     judge_errors: int | UnsetType = UNSET
     judge_requests: int | UnsetType = UNSET
     retries: int | UnsetType = UNSET
+    judge_served_model: Annotated[str | UnsetType | None, _doc(
+        "The model id the judge's server answered with.")] = UNSET
+    judge_output: Annotated[str | UnsetType | None, _doc(
+        "How the judge's replies were asked for (``judge.identity``).")] = UNSET
 
 
 class SearchReportFile(_Model, kw_only=True):

@@ -37,6 +37,8 @@ BOOKKEEPING = frozenset({
     "corpus.config", "queries.path", "model.key", "model.label", "judge.concurrency",
     # what decided a repo corpus's budget (the budget and the text it chose are setup)
     "corpus.repo.budget_source",
+    # what the judge's server answered with, gathered from the cases (``judge.identity``)
+    "judge.served_models", "judge.outputs",
     *(f"model.request.{key}" for key in REQUEST_BOOKKEEPING),
 })
 

@@ -14,12 +14,11 @@ from typing import Any
 
 from needle_lib.contract.schema import (
     SchemaError,
-    read_json_file,
-    read_recall_dump,
     validate_recall_dump,
 )
 from needle_lib.metrics.bootstrap import Interval, bootstrap_proportion, bootstrap_ratio
 from needle_lib.names import is_plain
+from needle_lib.recall.journal import read_dump, read_recall_run
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.results import (
     FAILED,
@@ -176,7 +175,7 @@ def parse_run(path: Path, dump: Any) -> Run:
 
 def load_run(path: Path) -> Run:
     """A recall dump from disk, validated (staleness is the caller's decision)."""
-    return parse_run(path, read_recall_dump(path))
+    return parse_run(path, read_recall_run(path))
 
 
 @dataclass
@@ -196,7 +195,7 @@ def scan_results(directory: Path) -> Scan:
     scan = Scan()
     for path in sorted(directory.glob("*.json")):
         try:
-            dump = read_json_file(path)
+            dump = read_dump(path)
             if not isinstance(dump, dict) or dump.get("benchmark") != "recall":
                 continue
             reasons = stale_reasons(dump)

@@ -13,12 +13,14 @@ rerun asks nothing twice.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 
 from needle_lib.judge.base import LLMJudge
 from needle_lib.judge.cache import JudgedPair
 from needle_lib.judge.prompt import evidence
 from needle_lib.judge.quoting import data_json
+from needle_lib.judge.schemas import ANSWER_SCHEMA
 from needle_lib.judge.verdict import JudgeError, JudgeItem, Verdict
 
 ANSWER_PROMPT_VERSION = "needle-answer-2"
@@ -49,7 +51,15 @@ def answer_messages(query: str, expected: str, item: JudgeItem) -> list[dict[str
 
 
 def parse_yes_no(text: str) -> bool | None:
-    """True for an answer starting with "yes", False for "no", None when it is neither."""
+    """True for an answer starting with "yes", False for "no", None when it is neither; a
+    structured reply (``{"answer": "yes"}``, ``schemas.ANSWER_SCHEMA``) is read by its
+    ``answer``."""
+    try:
+        reply = json.loads(text)
+    except ValueError:
+        reply = None
+    if isinstance(reply, dict) and isinstance(reply.get("answer"), str):
+        text = reply["answer"]
     words = text.strip().split()
     first = words[0].strip(".!\"'`*:,").lower() if words else ""
     if first.startswith("yes"):
@@ -75,7 +85,7 @@ class AnswerJudge(LLMJudge):
         messages = answer_messages(query, expected, item)
         verdict = None
         for _ in range(2):  # one repair round for an unreadable reply
-            reply = await self._ask(messages, query=query, url=item.url)
+            reply = await self._ask(messages, schema=ANSWER_SCHEMA, query=query, url=item.url)
             verdict = parse_yes_no(reply)
             if verdict is not None:
                 break

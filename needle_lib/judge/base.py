@@ -1,14 +1,17 @@
 """What every LLM judge shares: one chat client, the disk cache, the run-wide call bound.
 
 The relevance judge (Needs Met ratings) and the answer judge (yes/no backstop of known-item
-benches) differ in prompts and parsing only; building the client, bounding calls in flight,
-counting requests and turning a failed or cut-off reply into a ``JudgeError`` live here once.
+benches) differ in prompts, schemas and parsing only; building the client, bounding calls in
+flight, counting requests, asking for structured output in the shape the server accepts
+(``llm.structured``), noting which model the server says answered, and turning a failed or
+cut-off reply into a ``JudgeError`` live here once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Self
+from typing import Self, TypedDict
 
 import httpx
 
@@ -17,10 +20,31 @@ from needle_lib.judge.config import MAX_TOKENS_ENV, judge_model_config
 from needle_lib.judge.tally import note_request
 from needle_lib.judge.verdict import JudgeError
 from needle_lib.llm import AsyncChatClient, LLMError, RetryPolicy, make_async_chat_client
-from needle_lib.llm.protocol import Messages
+from needle_lib.llm.formats import JsonSchema
+from needle_lib.llm.protocol import ChatResult, Messages
+from needle_lib.llm.structured import StructuredOutput
 from needle_lib.net.slots import CallSlots
 
 DEFAULT_CONCURRENCY = 8
+
+
+class JudgeSeen(TypedDict):
+    """What a case's judge calls showed of the judge (case-record fields; a report's
+    header gathers them: ``judge.identity``)."""
+
+    #: the model id the server put in its answers (None: no answer yet, all from cache)
+    judge_served_model: str | None
+    #: how output was asked for: ``json_schema``, ``json_object`` or ``text``
+    judge_output: str | None
+
+
+def unseen() -> JudgeSeen:
+    """A case whose judge made no call."""
+    return JudgeSeen(judge_served_model=None, judge_output=None)
+
+
+#: One chat call of a judge: plain, or asking for structured output.
+Asker = Callable[[AsyncChatClient, Messages], Awaitable[ChatResult]]
 
 
 class LLMJudge:
@@ -36,6 +60,10 @@ class LLMJudge:
         #: the bound on calls in flight; shared with other judges (and processes) when given
         self._slots = slots or CallSlots(concurrency)
         self.requests = 0
+        #: the structured-output shape this judge's server accepts, learnt from its answers
+        self.structured = StructuredOutput()
+        #: the model id the server put in its last answer (None until one came)
+        self.served_model: str | None = None
 
     @classmethod
     def create(cls, model: str | None = None, *, concurrency: int = DEFAULT_CONCURRENCY,
@@ -55,12 +83,28 @@ class LLMJudge:
     def model(self) -> str:
         return self.client.config.name
 
-    async def _ask(self, messages: Messages, *, query: str, url: str | None) -> str:
-        """One LLM call under the concurrency bound; a failed or cut-off answer is an error."""
+    def seen(self) -> JudgeSeen:
+        """What the judge's server showed so far, for a case record: the model id it
+        answered with and how output was asked for (None before any answer)."""
+        return JudgeSeen(judge_served_model=self.served_model,
+                         judge_output=self.structured.answered)
+
+    async def _ask(self, messages: Messages, *, schema: JsonSchema, query: str,
+                   url: str | None) -> str:
+        """One LLM call under the concurrency bound, asking for ``schema``; a failed or
+        cut-off answer is an error."""
         async with self._slots.hold():
             self.requests += 1
             note_request()
-            return await judge_reply(self.client, messages, query=query, url=url)
+            return await judge_reply(self.client, messages, query=query, url=url,
+                                     ask=self._structured_call(schema))
+
+    def _structured_call(self, schema: JsonSchema) -> Asker:
+        async def ask(client: AsyncChatClient, messages: Messages) -> ChatResult:
+            result = await self.structured.complete(client, messages, schema)
+            self.served_model = result.model or self.served_model
+            return result
+        return ask
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -74,12 +118,17 @@ class LLMJudge:
         await self.aclose()
 
 
+async def _plain(client: AsyncChatClient, messages: Messages) -> ChatResult:
+    return await client.complete(messages)
+
+
 async def judge_reply(client: AsyncChatClient, messages: Messages, *, query: str,
-                      url: str | None) -> str:
-    """The text of one judge call; a failed request or an answer cut off by the token budget
-    (a reasoning model that never reached its verdict) is a ``JudgeError``, never a zero."""
+                      url: str | None, ask: Asker = _plain) -> str:
+    """The text of one judge call (made by ``ask``: plain, or asking for a schema); a failed
+    request or an answer cut off by the token budget (a reasoning model that never reached
+    its verdict) is a ``JudgeError``, never a zero."""
     try:
-        result = await client.complete(messages)
+        result = await ask(client, messages)
     except LLMError as exc:
         raise JudgeError(str(exc), query=query, url=url) from exc
     if result.finish_reason == "length":

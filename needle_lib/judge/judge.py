@@ -28,6 +28,7 @@ from needle_lib.judge.profile import (
     parse_profile,
 )
 from needle_lib.judge.prompt import JUDGE_PROMPT_VERSION, build_messages, evidence
+from needle_lib.judge.schemas import PROFILE_SCHEMA, VERDICT_SCHEMA
 from needle_lib.judge.verdict import JudgeError, JudgeItem, Verdict
 from needle_lib.llm import AsyncChatClient
 from needle_lib.llm.protocol import Messages
@@ -122,7 +123,8 @@ class RelevanceJudge(LLMJudge):
         # the cases started ahead ran out (this task's own context; the caller's is untouched)
         call_priority.set(call_priority.get() - GATING)
         try:
-            answer = await self._ask(build_profile_messages(query), query=query, url=None)
+            answer = await self._ask(build_profile_messages(query), schema=PROFILE_SCHEMA,
+                                     query=query, url=None)
             profile = parse_profile(answer, query)
         except JudgeError:
             self.profile_errors += 1
@@ -209,7 +211,8 @@ class RelevanceJudge(LLMJudge):
             task.exception()
 
     async def _judge(self, pair: JudgedPair, messages: Messages) -> Verdict:
-        answer = await self._ask(messages, query=pair.query, url=pair.url)
+        answer = await self._ask(messages, schema=VERDICT_SCHEMA, query=pair.query,
+                                 url=pair.url)
         try:
             verdict = parse_verdict(answer)
         except JudgeError as exc:

@@ -16,6 +16,7 @@ import httpx
 
 from needle_lib.llm.config import ModelConfig
 from needle_lib.llm.errors import LLMConnectionError, LLMError
+from needle_lib.llm.formats import ResponseFormat
 from needle_lib.llm.protocol import (
     ChatRequest,
     ChatResult,
@@ -69,6 +70,7 @@ class _ClientBase:
         max_tokens: int | None,
         prompt_tokens: int | None,
         tail_tokens: int | None,
+        response_format: ResponseFormat | None = None,
     ) -> ChatRequest:
         return prepare_request(
             self.config,
@@ -77,6 +79,7 @@ class _ClientBase:
             max_tokens=max_tokens,
             prompt_tokens=prompt_tokens,
             tail_tokens=tail_tokens,
+            response_format=response_format,
         )
 
     def _timeout(self) -> httpx.Timeout:
@@ -171,6 +174,7 @@ class ChatClient(_ClientBase):
         max_tokens: int | None = None,
         prompt_tokens: int | None = None,
         tail_tokens: int | None = None,
+        response_format: ResponseFormat | None = None,
     ) -> ChatResult:
         """Send one chat completion.
 
@@ -178,8 +182,9 @@ class ChatClient(_ClientBase):
         sizes overflow messages, and an answer whose ``usage.prompt_tokens`` is far below it
         raises PromptTruncatedError (the server cut the prompt) unless the count is no
         larger than ``tail_tokens`` (the part after a shared, cacheable prefix): a cache hit.
+        ``response_format`` asks for structured output (``llm.structured``).
         """
-        req = self._prepare(messages, max_tokens, prompt_tokens, tail_tokens)
+        req = self._prepare(messages, max_tokens, prompt_tokens, tail_tokens, response_format)
         attempts = Attempts(self.retry)
         while True:
             attempts.start()
@@ -241,9 +246,10 @@ class AsyncChatClient(_ClientBase):
         max_tokens: int | None = None,
         prompt_tokens: int | None = None,
         tail_tokens: int | None = None,
+        response_format: ResponseFormat | None = None,
     ) -> ChatResult:
         """Async twin of ``ChatClient.complete``."""
-        req = self._prepare(messages, max_tokens, prompt_tokens, tail_tokens)
+        req = self._prepare(messages, max_tokens, prompt_tokens, tail_tokens, response_format)
         attempts = Attempts(self.retry)
         while True:
             attempts.start()

@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from needle_lib.jsonio import JSON, JSONObject, loads_untrusted
 from needle_lib.llm.config import REFERENCE_BASE_URL, ModelConfig
@@ -20,6 +21,7 @@ from needle_lib.llm.errors import (
     LLMHTTPError,
     PromptTruncatedError,
 )
+from needle_lib.llm.formats import ResponseFormat, refuses_format
 from needle_lib.llm.overflow import detect_overflow, explain_overflow
 from needle_lib.llm.truncation import (
     explain_truncation,
@@ -102,9 +104,11 @@ def chat_url(base_url: str) -> str:
 
 
 def build_payload(
-    config: ModelConfig, messages: Messages, *, max_tokens: int | None = None
+    config: ModelConfig, messages: Messages, *, max_tokens: int | None = None,
+    response_format: ResponseFormat | None = None,
 ) -> JSONObject:
-    """The JSON body; optional knobs are sent only when set, since strict servers reject them."""
+    """The JSON body; optional knobs are sent only when set, since strict servers reject them.
+    ``response_format`` asks for structured output (``llm.structured``)."""
     turns: list[JSON] = [{key: text for key, text in message.items()} for message in messages]
     if config.prefill_no_think:
         turns.append({"role": "assistant", "content": NO_THINK_PREFILL})
@@ -119,6 +123,9 @@ def build_payload(
         payload["reasoning_effort"] = config.reasoning_effort
     if config.stop:
         payload["stop"] = list(config.stop)
+    if response_format is not None:
+        # a ResponseFormat holds only JSON values (a TypedDict is not a JSON dict to mypy)
+        payload["response_format"] = cast(JSON, response_format)
     return payload
 
 
@@ -130,10 +137,12 @@ def prepare_request(
     max_tokens: int | None = None,
     prompt_tokens: int | None = None,
     tail_tokens: int | None = None,
+    response_format: ResponseFormat | None = None,
 ) -> ChatRequest:
     return ChatRequest(
         url=chat_url(config.base_url),
-        payload=build_payload(config, messages, max_tokens=max_tokens),
+        payload=build_payload(config, messages, max_tokens=max_tokens,
+                              response_format=response_format),
         model=config.name,
         estimated_prompt_tokens=prompt_tokens,
         estimated_tail_tokens=tail_tokens,
@@ -165,14 +174,19 @@ def _overflow_error(req: ChatRequest, status: int, body: str) -> ContextOverflow
 
 
 def http_error(req: ChatRequest, status: int, body: str, retry_after: str | None) -> LLMError:
-    """The error for a non-2xx answer: a context overflow if the body says so."""
-    return _overflow_error(req, status, body) or LLMHTTPError(
+    """The error for a non-2xx answer: a context overflow if the body says so. A refusal of
+    the request's ``response_format`` is final, whatever its status (``llm.formats``): the
+    caller asks again in another shape, and repeating the same request cannot help."""
+    error = _overflow_error(req, status, body) or LLMHTTPError(
         status,
         req.excerpt(body) or "(empty body)",
         model=req.model,
         url=req.url,
         retry_after=parse_retry_after(retry_after),
     )
+    if "response_format" in req.payload and refuses_format(error):
+        error.retryable = False
+    return error
 
 
 def _bad(req: ChatRequest, what: str, body: str) -> LLMBadResponseError:

@@ -20,8 +20,9 @@ from needle_lib.benches.run_reports import SearchReports
 from needle_lib.contract.outcome import Outcome, report_outcome
 from needle_lib.contract.records import CaseRecord
 from needle_lib.contract.report import SearchReport
-from needle_lib.contract.schema import SchemaError, read_recall_dump
+from needle_lib.contract.schema import SchemaError
 from needle_lib.diskfull import DISK_FULL_EXIT, disk_full_message, is_no_space
+from needle_lib.kernel.benchmark import RunWriter
 from needle_lib.plugin.collect import plan_key
 from needle_lib.plugin.html import HtmlReport
 from needle_lib.plugin.resume import note_resumed, resume_notes, resumed
@@ -29,6 +30,7 @@ from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.settings import dump_path, result_store, results_dir, settings, use_color
 from needle_lib.recall.dumps import RecallDumps
 from needle_lib.recall.gates import GateSettings, check_gates
+from needle_lib.recall.journal import read_recall_run
 from needle_lib.recall.results import INCOMPLETE_STATUS
 from needle_lib.report.search_summary import engine_table
 from needle_lib.report.terminal import effective_length_section, summary_table
@@ -64,7 +66,7 @@ def gate_settings(config: pytest.Config) -> GateSettings:
     baseline = None
     if run.baseline:
         try:
-            baseline = read_recall_dump(Path(run.baseline))
+            baseline = read_recall_run(Path(run.baseline))
         except SchemaError as exc:
             raise pytest.UsageError(f"--baseline: {exc}") from None
     return GateSettings(min_score=run.min_score, min_pass_rate=run.min_pass_rate,
@@ -83,6 +85,9 @@ class Controller:
         self.search = SearchReports(
             results_dir(config), Path(run.report) if run.report else None, part=part,
             shard={"index": shard.index, "count": shard.count, "by": "query"} if shard else None)
+        #: each family's journals and results, by the record kind it files
+        self.writers: dict[str, RunWriter[dict[str, Any]] | RunWriter[SearchReport]] = {
+            "recall": self.recall, "search": self.search}
         self.gates = gate_settings(config)
         #: Outcome per node id, so a teardown report can re-file its case with the verdict.
         self.settled: dict[str, Outcome] = {}
@@ -108,7 +113,8 @@ class Controller:
         written stays as a killed run leaves it, for ``--resume``."""
         self.disk_full = exc
         self.html.abandon()
-        self.search.abandon()
+        for writer in self.writers.values():
+            writer.abandon()
         pytest.exit(disk_full_message(exc, self.config.invocation_params.args),
                     returncode=DISK_FULL_EXIT)
 
@@ -136,10 +142,7 @@ class Controller:
         self._add(report, record, outcome)
 
     def _add(self, report: pytest.TestReport, record: CaseRecord, outcome: Outcome) -> None:
-        if record["kind"] == "recall":
-            self.recall.add(record, outcome)
-        elif record["kind"] == "search":
-            self.search.add(record, outcome)
+        self.writers[record["kind"]].add(record, outcome)
         self.html.add_case(report, record, outcome)
 
     def _teardown_failed(self, report: pytest.TestReport, record: CaseRecord) -> None:
@@ -186,11 +189,11 @@ class Controller:
         if not self.ran_cases and not settings(self.config).collectonly \
                 and session.exitstatus != pytest.ExitCode.USAGE_ERROR:  # refused: it says why
             self._note(self._nothing_ran())
-        self.finished = self.recall.finish()
+        interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
+        self.finished = self.recall.finish(interrupted=interrupted)
         note_resumed(self.config, self.recall.paths)
-        self.search_finished = self.search.finish(
-            interrupted=session.exitstatus == pytest.ExitCode.INTERRUPTED)
-        self.html.summarise(list(zip(self.recall.dumps, self.finished, strict=True)),
+        self.search_finished = self.search.finish(interrupted=interrupted)
+        self.html.summarise(list(zip(self.recall.paths, self.finished, strict=True)),
                             list(zip(self.search.paths, self.search_finished, strict=True)))
         self.gate_failures = check_gates(self.finished, self.gates)
         empty = [r.benchmark for r in self.search_finished if not r.scored_cases]

@@ -42,20 +42,18 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from needle_lib.benches.journal_lock import remove_if_abandoned
 from needle_lib.benches.registry import BENCH_NAMES
-from needle_lib.benches.runfiles import JOURNAL_SUFFIX, journal_path, read_run
+from needle_lib.benches.runfiles import read_run
 from needle_lib.contract.outcome import is_answered
 from needle_lib.contract.records import SearchCaseRecord
 from needle_lib.contract.schema import (
     SchemaError,
-    read_json_file,
-    read_recall_dump,
     validate_recall_dump,
 )
 from needle_lib.contract.setup import SetupMismatch, resume_source, setup_differences
 from needle_lib.contract.setup import refusal as setup_refusal
 from needle_lib.diskfull import DISK_FULL_EXIT
+from needle_lib.kernel.journal import JOURNAL_SUFFIX, journal_path, remove_if_abandoned
 from needle_lib.plugin.collect import recall_plan, runs_recall, search_case_of, search_plan
 from needle_lib.plugin.html import drop_default_report
 from needle_lib.plugin.scorecard import record_of
@@ -66,6 +64,7 @@ from needle_lib.plugin.settings import (
     run_state,
     settings,
 )
+from needle_lib.recall.journal import read_dump, read_recall_run
 from needle_lib.recall.plan import RecallCase, RecallPlan
 from needle_lib.recall.results import new_dump, stored_answer_fields
 from needle_lib.tomlconf import ConfigError
@@ -158,7 +157,7 @@ def _same_setup(
     def readable() -> Iterator[tuple[Path, dict[str, Any], tuple[Path, dict[str, Any]]]]:
         for path in candidates:
             try:
-                previous = read_json_file(path)
+                previous = read_dump(path)
             except SchemaError as exc:
                 if strict:
                     raise pytest.UsageError(f"--resume: {exc}") from None
@@ -186,7 +185,7 @@ def check_explicit_dump(config: pytest.Config, plan: RecallPlan) -> None:
     if not path.is_file():
         return
     try:
-        previous = read_recall_dump(path)
+        previous = read_recall_run(path)
     except SchemaError as exc:
         raise pytest.UsageError(
             f"--dump {path} holds something that is not a Needle dump; refusing to "

@@ -126,7 +126,8 @@ def search_judged(
     scorecard.update_case(results=results, judge_errors=len(errors),
                           judge_requests=work.judge_requests,
                           query_profile=profile.as_dict() if profile else None,
-                          judge_today=work.today.isoformat() if work.today else None)
+                          judge_today=work.today.isoformat() if work.today else None,
+                          **work.seen)
     if errors:
         pytest.fail(f"judge failed on {len(errors)} of {len(results)} result(s): {errors[0]}",
                     pytrace=False)
@@ -171,7 +172,8 @@ def search_matched(
     errors = [v for v in verdicts if isinstance(v, JudgeError)]
     hit_rank = combined_rank(det_rank, [v is True for v in verdicts])
     scorecard.update_case(results=results, hit_rank=hit_rank, judged=work.asked,
-                          judge_errors=len(errors), judge_requests=work.judge_requests)
+                          judge_errors=len(errors), judge_requests=work.judge_requests,
+                          **work.seen)
     if errors and hit_rank is None:
         pytest.fail(f"judge failed on {len(errors)} of {work.asked} result(s) and nothing "
                     f"matched, so this miss is undecided: {errors[0]}", pytrace=False)

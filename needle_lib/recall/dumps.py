@@ -1,7 +1,8 @@
-"""Controller-side recall dumps: merge case records, rewrite the dump after every case.
+"""Controller-side recall dumps: a journal line per case, the dump as its fold.
 
 Each run's dump goes to a new file of the result store (``needle_lib.recall.store``), or to
-the one file the command line names (``--dump``, a shard part).
+the one file the command line names (``--dump``, a shard part); its journal goes beside it
+(``recall.journal``). The controller keeps no case in memory while the run goes on.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any
 
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import CaseRecord
-from needle_lib.recall.results import finalize, new_dump
+from needle_lib.kernel.journal import Journal, journal_path
+from needle_lib.recall.journal import RESUMED_FROM, fold, fold_journal
 from needle_lib.recall.store import ResultStore, write_dump
 
 #: pair → (the dump resumed from, its scored cases), or None when nothing is resumed.
@@ -20,7 +22,8 @@ Resumed = Callable[[str], "tuple[Path, list[dict[str, Any]]] | None"]
 
 
 class RecallDumps:
-    """One dump per (corpus, model), owned by the controller process only."""
+    """One dump per (corpus, model), owned by the controller process only: recall's
+    ``kernel.benchmark.RunWriter``."""
 
     def __init__(
         self, fixed_path: Callable[[str], Path | None], store: ResultStore, resumed: Resumed
@@ -28,43 +31,54 @@ class RecallDumps:
         self.fixed_path = fixed_path
         self.store = store
         self.resumed = resumed
-        self.dumps: dict[str, dict[str, Any]] = {}
+        self.journals: dict[str, Journal] = {}
         self.paths: dict[str, Path] = {}
         self._stored: set[str] = set()
 
-    def _open(self, record: CaseRecord) -> dict[str, Any]:
+    def _open(self, record: CaseRecord) -> Journal:
         pair = record["pair"]
-        if pair in self.dumps:
-            return self.dumps[pair]
+        if pair in self.journals:
+            return self.journals[pair]
         path = self.fixed_path(pair)
         if path is None:
             path = self.store.new_run(pair)
             self._stored.add(pair)
-        dump = new_dump(record["header"])
+        header = dict(record["header"])
         previous = self.resumed(pair)
+        kept: list[dict[str, Any]] = []
         if previous is not None:
             # The setup was checked at session start; keep the cases that were answered.
             source, kept = previous
-            dump["cases"] = list(kept)
-            dump["resumed_from"] = {"dump": str(source), "cases_kept": len(kept)}
-        self.dumps[pair] = dump
+            header[RESUMED_FROM] = {"dump": str(source), "cases_kept": len(kept)}
+        journal = Journal(journal_path(path), header)
+        for case in kept:
+            journal.append(case)
+        self.journals[pair] = journal
         self.paths[pair] = path
-        return dump
+        # the dump as the run starts, so the latest view and `needle status` find the run
+        self._write(pair, fold(header, kept, in_progress=True))
+        return journal
 
     def add(self, record: CaseRecord, outcome: Outcome) -> None:
-        dump = self._open(record)
-        case = dict(record["case"])
-        case["outcome"] = outcome
-        cases = [c for c in dump["cases"] if c["case_id"] != case["case_id"]]
-        cases.append(case)
-        cases.sort(key=lambda c: (c["start_line"], c["case_id"]))
-        dump["cases"] = cases
-        self._write(record["pair"], finalize(dump, in_progress=True))
+        self._open(record).append({**record["case"], "outcome": outcome})
 
-    def finish(self) -> list[dict[str, Any]]:
-        for pair, dump in self.dumps.items():
-            self._write(pair, finalize(dump, in_progress=False))
-        return list(self.dumps.values())
+    def finish(self, *, interrupted: bool = False) -> list[dict[str, Any]]:
+        """Write every dump as the fold of its journal, then remove the journal. An
+        interrupted run's dump says so by itself: its cases not run make it incomplete."""
+        finished = []
+        for pair, journal in self.journals.items():
+            journal.close(remove=False)
+            dump = fold_journal(journal.path, in_progress=False)
+            self._write(pair, dump)
+            journal.path.unlink(missing_ok=True)
+            finished.append(dump)
+        return finished
+
+    def abandon(self) -> None:
+        """Stop writing (a full disk): every journal is closed as it stands and no dump is
+        written; each reads back like a killed run's, for ``--resume``."""
+        for journal in self.journals.values():
+            journal.abandon()
 
     def _write(self, pair: str, dump: dict[str, Any]) -> None:
         if pair in self._stored:

@@ -8,6 +8,10 @@ cache left to evaluate (``cached``: Ollama's llama-server runner), and take time
 (``latency``) with a bounded number of ``slots``. ``usage.prompt_tokens`` is counted with
 the reference tokenizer, as a server running a Qwen3.5/3.6 model would count it.
 
+``formats=`` takes or refuses ``response_format`` as one kind of server does
+(``testing.structured``); every chat request's shape is recorded in
+``stats.response_formats``.
+
 ``server=`` makes it answer one real server's metadata endpoints in that server's shape
 (llama.cpp ``/props`` and ``/v1/models``, vLLM ``/v1/models``, LM Studio
 ``/api/v0/models``, Ollama ``/api/show``), reporting ``context`` as the loaded context and
@@ -27,6 +31,7 @@ from typing import Any
 
 from needle_lib.recall.reference import reference_answer
 from needle_lib.testing.loopback import LoopbackServer, Response
+from needle_lib.testing.structured import AskedFormat, asked_format, check_format
 from needle_lib.tokens import count_tokens
 
 Behaviour = Callable[[list[dict]], str]
@@ -193,6 +198,8 @@ class ServerStats:
     max_in_flight: int = 0
     #: Metadata requests (``GET /props`` …), apart from the chat requests counted above.
     metadata_paths: list[str] = field(default_factory=list)
+    #: The ``response_format`` shape of every chat request (``text`` when it had none).
+    response_formats: list[str] = field(default_factory=list)
     #: ``time.monotonic()`` of the first request's arrival and of the last answer.
     first_request_at: float | None = None
     last_answer_at: float | None = None
@@ -209,7 +216,9 @@ class FakeOpenAIServer(LoopbackServer):
     def __init__(self, behaviour: str = "perfect", *, latency: float = 0.0,
                  slots: int | None = None, answer_first: int = 0,
                  context: int | None = None, server: str | None = None,
-                 maximum: int | None = None) -> None:
+                 maximum: int | None = None, formats: str = "openai") -> None:
+        check_format(formats, AskedFormat("text"))  # an unknown name fails here
+        self.formats = formats
         if behaviour not in MODES:
             raise ValueError(f"unknown behaviour {behaviour!r}")
         if server is not None and server not in SERVERS:
@@ -228,6 +237,9 @@ class FakeOpenAIServer(LoopbackServer):
         super().__init__()
 
     def _respond(self, body: dict[str, Any], number: int) -> Response:
+        refused = check_format(self.formats, asked_format(body))
+        if refused is not None:
+            return refused
         behaviour = "perfect" if number <= self.answer_first else self.behaviour
         if behaviour in FAILURES:
             return FAILURES[behaviour]
@@ -281,6 +293,7 @@ class FakeOpenAIServer(LoopbackServer):
                 request.get("max_tokens") or request.get("max_completion_tokens") or 0
             )
             stats.auth_headers.append(headers.get("Authorization", ""))
+            stats.response_formats.append(asked_format(request).shape)
             stats.in_flight += 1
             stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
             if stats.first_request_at is None:

@@ -15,6 +15,11 @@ results (``url``, ``title``, ``snippet``) that engine returns for that query, or
 status to fail with. The answer judge says "yes" exactly when the result's snippet contains
 ``JUDGE_YES`` (and fails with HTTP 400, not retried, when it contains ``JUDGE_DOWN``).
 
+Structured output (``testing.structured``): the judge takes ``response_format`` as
+``formats`` says (``openai`` by default; ``llama-cpp-python``; ``none`` refuses it) and
+records each request's shape in ``response_formats``. ``chatty=True`` makes it a judge like
+a small local model: it writes prose, with no JSON at all, unless a schema constrains it.
+
 Pacing benchmarks and concurrency tests give each endpoint a ``latency`` (seconds, keyed by
 ``exa``, ``brave``, ``searxng``, ``judge`` or a mounted engine's name) and read
 ``max_in_flight`` (the most requests each had open at once; ``search``: all engines).
@@ -36,6 +41,7 @@ from urllib.parse import parse_qs, urlparse
 
 from needle_lib.judge.profile import SYSTEM_PROMPT as PROFILE_PROMPT
 from needle_lib.testing.loopback import LoopbackServer, Response
+from needle_lib.testing.structured import AskedFormat, asked_format, check_format, constrained
 
 POOL = 8  # distinct URLs per query shared by the engines, so pooling and overlap matter
 KEYS = {"exa": ("x-api-key", "fake-exa-key"), "brave": ("X-Subscription-Token", "fake-brave-key")}
@@ -74,7 +80,13 @@ Scripted = dict[tuple[str, str], "list[dict[str, str]] | int"]
 
 class FakeSearchServer(LoopbackServer):
     def __init__(self, scripted: Scripted | None = None, *,
-                 latency: dict[str, float] | None = None) -> None:
+                 latency: dict[str, float] | None = None, formats: str = "openai",
+                 chatty: bool = False) -> None:
+        check_format(formats, AskedFormat("text"))  # an unknown name fails here
+        self.formats = formats
+        self.chatty = chatty
+        #: the ``response_format`` shape of every judge request, in arrival order
+        self.response_formats: list[str] = []
         self.requests: Counter[str] = Counter()
         self.latency = latency or {}
         self.in_flight: Counter[str] = Counter()
@@ -141,13 +153,29 @@ class FakeSearchServer(LoopbackServer):
                 "corrections": [], "infoboxes": [], "suggestions": [],
                 "unresponsive_engines": []}
 
-    def _judge(self, body: dict[str, Any]) -> dict[str, Any] | int:
+    def _judge(self, body: dict[str, Any]) -> Response | dict[str, Any] | int:
+        asked = asked_format(body)
+        with self._lock:
+            self.response_formats.append(asked.shape)
+        refused = check_format(self.formats, asked)
+        if refused is not None:
+            return refused
         messages = body.get("messages", [])
+        if any(JUDGE_DOWN in str(m.get("content", "")) for m in messages):
+            return 400
+        content = self._judge_reply(messages, asked)
+        if self.chatty and not constrained(asked):
+            content = "Thank you for the query. This result seems relevant and useful."
+        return {"id": "fake", "object": "chat.completion", "model": body.get("model"),
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}]}
+
+    def _judge_reply(self, messages: list[dict[str, Any]], asked: AskedFormat) -> str:
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
         if "Expected answer:" in prompt:  # the known-item answer judge
-            if JUDGE_DOWN in prompt:
-                return 400
             content = "yes" if JUDGE_YES in prompt else "no"
+            if constrained(asked):
+                content = json.dumps({"answer": content})
         elif messages and messages[0].get("content") == PROFILE_PROMPT:
             quoted = _block(prompt, "query")  # the query, quoted as a JSON string
             query = quoted if isinstance(quoted, str) else "?"
@@ -162,10 +190,10 @@ class FakeSearchServer(LoopbackServer):
                 self.requests["profile"] += 1
         else:
             user = str(messages[-1].get("content", ""))  # the system turn names the tags too
-            asked = _block(user, "query")
+            quoted = _block(user, "query")
             with self._lock:
                 self.verdict_prompts.append(user)
-                self.judge_calls.append(("verdict", asked if isinstance(asked, str) else "?"))
+                self.judge_calls.append(("verdict", quoted if isinstance(quoted, str) else "?"))
             result = _block(user, "result")
             url = result.get("url") if isinstance(result, dict) else None
             rating = fake_rating(url) if isinstance(url, str) else 0
@@ -173,9 +201,7 @@ class FakeSearchServer(LoopbackServer):
             content = json.dumps({"reasoning": "fake", "integrity": "pass", "freshness": "pass",
                                   "staleness": "pass", "domain": "n/a", "operators": "n/a",
                                   "rating": rating, "label": labels[rating]})
-        return {"id": "fake", "object": "chat.completion", "model": body.get("model"),
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}]}
+        return content
 
     def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
         parsed = urlparse(path)
@@ -216,7 +242,7 @@ class FakeSearchServer(LoopbackServer):
         if searxng and params.get("format") != ["json"]:
             # SearXNG serves its HTML page unless a JSON request names the format
             return 200, "text/html", b"<!DOCTYPE html><html><body>searxng</body></html>"
-        payload: dict[str, Any] | int
+        payload: Response | dict[str, Any] | int
         if searxng:
             payload = self._searxng(params, what)
         elif what == "brave":
@@ -227,4 +253,6 @@ class FakeSearchServer(LoopbackServer):
             payload = self._exa(json.loads(body))
         if isinstance(payload, int):
             return payload, "application/json", b'{"error": "scripted failure"}'
+        if isinstance(payload, tuple):
+            return payload
         return 200, "application/json", json.dumps(payload).encode()
