@@ -454,11 +454,40 @@ def _sharing_values() -> Callable[[Any], None]:
     return walk
 
 
-def _journal_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    # line by line (a 20,000-case journal is never held as text) and split at "\n" only: a
-    # snippet may hold U+2028, which str.splitlines would also split at
-    with path.open("rb") as lines:
-        yield from enumerate(lines, start=1)
+#: One journal line's record: the header, or one case.
+JournalObject = dict[str, Any]
+
+
+def journal_entries(path: Path) -> Iterator[tuple[int, str, JournalObject]]:
+    """(line number, ``"header"`` or ``"case"``, the record) of each line of a run journal
+    (search or recall), in order, untyped: the caller validates. A line that is not JSON is
+    forgiven only as the last one (a line cut short by a kill is the case in flight); a line
+    of another kind (a newer Needle's) is passed over. Read line by line (a 20,000-case
+    journal is never held as text) and split at ``\\n`` only: a snippet may hold U+2028,
+    which ``str.splitlines`` would also split at."""
+    cut: int | None = None
+    try:
+        with path.open("rb") as lines:
+            for number, line in enumerate(lines, start=1):
+                if cut is not None:
+                    raise SchemaError(f"{path}:{cut}: not JSON")
+                try:
+                    entry = _decode(line)
+                except ValueError:
+                    cut = number
+                    continue
+                if not isinstance(entry, dict):
+                    raise SchemaError(f"{path}:{number}: not a journal entry (an object "
+                                      "with 'header' or 'case')")
+                for kind in ("header", "case"):
+                    if kind in entry:
+                        record = entry[kind]
+                        if not isinstance(record, dict):
+                            raise SchemaError(f"{path}:{number}: '{kind}' is not an object")
+                        yield number, kind, record
+                        break
+    except OSError as exc:
+        raise SchemaError(f"{path}: cannot read journal: {exc}") from None
 
 
 def read_search_journal(path: Path) -> SearchRun:
@@ -470,50 +499,30 @@ def read_search_journal(path: Path) -> SearchRun:
 
 
 def _read_search_journal(path: Path) -> SearchRun:
-    decode = _decode
     convert = msgspec.convert
     shared = _sharing_values()
     header: dict[str, Any] | None = None
     version = SEARCH_RUN_SCHEMA_VERSION
     cases: dict[tuple[str, str], dict[str, Any]] = {}
-    cut: int | None = None
-    try:
-        for number, line in _journal_lines(path):
-            if cut is not None:
-                raise SchemaError(f"{path}:{cut}: not JSON")
-            try:
-                entry = decode(line)
-            except ValueError:
-                cut = number
-                continue
-            if not isinstance(entry, dict):
-                raise SchemaError(f"{path}:{number}: not a journal entry (an object with "
-                                  "'header' or 'case')")
-            if "header" in entry:
-                raw = entry["header"]
-                if isinstance(raw, dict):
-                    version = _version(f"{path}:{number}", "search run",
-                                       raw.get("schema_version"))
-                model: type[_Model] = JournalHeaderLine
-            elif "case" in entry:
-                model = JournalCaseLine
-            else:
-                continue  # another kind of line (a newer Needle's): not ours to judge
-            if version < SEARCH_RUN_SCHEMA_VERSION:
-                entry = migrate("search run", entry, version, f"{path}:{number}")
-            try:
-                convert(entry, model)
-            except msgspec.ValidationError as exc:
-                raise _fail(f"{path}:{number}", exc, entry) from None
-            if model is JournalHeaderLine:
-                header = entry["header"]
-                _check_bench(f"{path}:{number}", entry["header"])
-            else:
-                case = entry["case"]
-                shared(case)
-                cases[(case["query_id"], case["engine"])] = case
-    except OSError as exc:
-        raise SchemaError(f"{path}: cannot read journal: {exc}") from None
+    for number, kind, record in journal_entries(path):
+        where = f"{path}:{number}"
+        entry: dict[str, Any] = {kind: record}
+        if kind == "header":
+            version = _version(where, "search run", record.get("schema_version"))
+        model: type[_Model] = JournalHeaderLine if kind == "header" else JournalCaseLine
+        if version < SEARCH_RUN_SCHEMA_VERSION:
+            entry = migrate("search run", entry, version, where)
+        try:
+            convert(entry, model)
+        except msgspec.ValidationError as exc:
+            raise _fail(where, exc, entry) from None
+        if model is JournalHeaderLine:
+            header = entry["header"]
+            _check_bench(where, entry["header"])
+        else:
+            case = entry["case"]
+            shared(case)
+            cases[(case["query_id"], case["engine"])] = case
     if header is None:
         raise SchemaError(f"{path}: journal has no header line")
     return header, list(cases.values())

@@ -18,13 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-import msgspec
-
-from needle_lib.contract.schema import SchemaError
 from needle_lib.jsonio import name_the_file
 
 try:
@@ -102,42 +99,3 @@ class Journal:
             self.close(remove=False)
 
 
-JournalObject = dict[str, object]
-
-
-def _decode(line: bytes) -> object:
-    """msgspec first; json for what only it reads (``NaN``: json.dumps writes it)."""
-    try:
-        return msgspec.json.decode(line)
-    except msgspec.DecodeError:
-        return json.loads(line)
-
-
-def journal_entries(path: Path) -> Iterator[tuple[int, str, JournalObject]]:
-    """(line number, ``"header"`` or ``"case"``, the record) of each line of a journal, in
-    order. A line that is not JSON is forgiven only as the last one (a line cut short by a
-    kill is the case in flight); a line of another kind (a newer Needle's) is passed over.
-    Lines end at ``\\n`` only: a text may hold U+2028, which ``str.splitlines`` splits at."""
-    cut: int | None = None
-    try:
-        with path.open("rb") as lines:
-            for number, line in enumerate(lines, start=1):
-                if cut is not None:
-                    raise SchemaError(f"{path}:{cut}: not JSON")
-                try:
-                    entry = _decode(line)
-                except ValueError:
-                    cut = number
-                    continue
-                if not isinstance(entry, dict):
-                    raise SchemaError(f"{path}:{number}: not a journal entry (an object "
-                                      "with 'header' or 'case')")
-                for kind in ("header", "case"):
-                    record = entry.get(kind)
-                    if kind in entry:
-                        if not isinstance(record, dict):
-                            raise SchemaError(f"{path}:{number}: '{kind}' is not an object")
-                        yield number, kind, record
-                        break
-    except OSError as exc:
-        raise SchemaError(f"{path}: cannot read journal: {exc}") from None

@@ -21,10 +21,11 @@ from typing import Any
 from needle_lib.contract.records import RecallDump
 from needle_lib.contract.schema import (
     SchemaError,
+    journal_entries,
     read_json_file,
     validate_recall_dump,
 )
-from needle_lib.kernel.journal import journal_entries, journal_path
+from needle_lib.kernel.journal import journal_path
 from needle_lib.recall.results import finalize, new_dump
 from needle_lib.recall.store import STORED_AS
 
