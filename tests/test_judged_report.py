@@ -8,10 +8,13 @@ from typing import Any
 from search_runs import START, header, judged_case
 
 from needle_lib.benches.registry import build_report
+from needle_lib.contract.report import report_fields
 
 
 def _report(engines: list[str], cases: list[dict[str, Any]]) -> dict[str, Any]:
-    return build_report(header("news", "judged", engines, 2, START), cases, in_progress=False)
+    """The report as its file holds it."""
+    return report_fields(build_report(header("news", "judged", engines, 2, START), cases,
+                                      in_progress=False))
 
 
 def _unjudged(case: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import pytest
 from needle_lib.benches.known_item import KnownItemFold, combined_rank, needs_judging
 from needle_lib.benches.registry import fold_report
 from needle_lib.benches.tables import MemoryTables
+from needle_lib.contract.report import report_fields
 
 HEADER = {"bench": "finance", "engines": ["exa", "brave"], "num_results": 3,
           "snippet_chars": 2000, "expected_cases": 8}
@@ -22,7 +23,7 @@ def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
                  in_progress: bool) -> dict[str, Any]:
     fold = KnownItemFold(header, group_names=group_names, group_orders=group_orders,
                          tables=MemoryTables())
-    return fold_report(fold, cases, in_progress=in_progress)
+    return report_fields(fold_report(fold, cases, in_progress=in_progress))
 
 
 def case(qid, engine, hit_rank, *, det_rank="same", outcome=None, search_error=None,

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from search_runs import START, header, judged_case, known_case
 
-from needle_lib.benches.live_report import LiveReport, summary_of
+from needle_lib.benches.live_report import LiveReport
 from needle_lib.benches.runfiles import SearchJournal, finish_run, read_run
 from needle_lib.benches.tables import SpooledRows
+from needle_lib.contract.report import SearchReport, report_fields
 from needle_lib.jsonio import write_json_by_line_atomic
 from needle_lib.kernel.journal import JOURNAL_SUFFIX, journal_path
 
@@ -70,7 +71,7 @@ def run_head(bench: str, queries: int) -> dict[str, Any]:
 
 
 def live_run(path: Path, head: dict[str, Any], cases: list[dict[str, Any]], *,
-             complete_run: bool = True) -> dict[str, Any]:
+             complete_run: bool = True) -> SearchReport:
     live = LiveReport(path, head)
     for case in cases:
         live.append(case)
@@ -124,7 +125,7 @@ def test_a_live_report_scores_as_the_journal_read_back_does(tmp_path, bench, mak
     journal = SearchJournal(journal_path(tmp_path / "journal.json"), head)
     for case in cases:
         journal.append(case)
-    from_journal = journal.finish(tmp_path / "journal.json", complete_run=True)
+    from_journal = report_fields(journal.finish(tmp_path / "journal.json", complete_run=True))
     assert figures(report) == figures(from_journal)
     assert rows(report) == rows(from_journal)
     key = ("query_id", "engine")
@@ -159,7 +160,7 @@ def test_queries_left_open_are_scored_at_the_end_and_the_run_says_so(tmp_path):
     live = tmp_path / "live.json"
     summary = live_run(live, head, cases, complete_run=False)
     report = json.loads(live.read_text())
-    assert report["complete"] is False and summary["complete"] is False
+    assert report["complete"] is False and summary.complete is False
     assert len(report["cases"]) == len(cases)
     assert {row["query_id"] for row in report["engines"]["exa"]["per_query"]} == \
         {f"q{q}" for q in range(6)}
@@ -173,10 +174,10 @@ def test_the_summary_is_the_report_without_rows_or_cases(tmp_path):
     head = run_head("finance", 4)
     summary = live_run(tmp_path / "live.json", head, finance_cases(4, 2))
     report = json.loads((tmp_path / "live.json").read_text())
-    assert "cases" not in summary
-    assert all("per_query" not in figures for figures in summary["engines"].values())
-    assert summary == summary_of(report) == figures(report)
-    assert summary["scored_cases"] == report["scored_cases"] > 0
+    assert summary.cases is None
+    assert all(figures.per_query == [] for figures in summary.engines.values())
+    assert figures(report_fields(summary)) == figures(report)
+    assert summary.scored_cases == report["scored_cases"] > 0
 
 
 def test_a_killed_run_leaves_its_journal_whole(tmp_path):

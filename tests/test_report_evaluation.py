@@ -10,6 +10,7 @@ import pytest
 from jinja2 import UndefinedError
 
 from needle_lib.contract.outcome import Outcome
+from needle_lib.contract.report import JudgedEngine, JudgedReport, Latency
 from needle_lib.redact import MASK
 from needle_lib.report.environment import (
     RunSubject,
@@ -35,14 +36,19 @@ def _dump(*, matched_pct: float | None = 35.37, errors: int = 0,
                         "hallucinated": 3, "reindented": 0, "bonus": 0, "prompt_tokens": {}}}
 
 
-def _search_report(**judge: str) -> dict:
-    return {"benchmark": "news", "kind": "judged", "k": 5, "num_queries": 2,
-            "judged_pairs": 10, "complete": True,
-            "judge": {"model": "judge-model", "prompt_version": "needs-met-v3", **judge},
-            "engines": {name: {"mean_ndcg": ndcg, "num_scored": 2, "search_errors": 0,
-                               "judge_errors": 0, "skipped": 0, "retries": 0,
-                               "latency": {"p50": None, "p95": None}}
-                        for name, ndcg in (("exa", 0.5), ("ultimate", 1.0))}}
+def _search_report(**judge: str) -> JudgedReport:
+    """A judged run's summary, as the controller hands it to the report."""
+    header = {"bench": "news", "engines": ["exa"], "num_results": 5,
+              "judge": {"model": "judge-model", "prompt_version": "needs-met-v3", **judge}}
+    return JudgedReport(
+        benchmark="news", in_progress=False, num_queries=2, k=5, header=header,
+        complete=True, scored_cases=2, num_results=5, judged_pairs=10, judge_requests=10,
+        engines={name: JudgedEngine(mean_ndcg=ndcg, num_scored=2, search_errors=0,
+                                    judge_errors=0, skipped=0, retries=0,
+                                    latency=Latency(n=0, mean=None, p50=None, p95=None),
+                                    per_query=[])
+                 for name, ndcg in (("exa", 0.5), ("ultimate", 1.0))},
+        overlap=[], unique_urls={})
 
 
 def test_every_template_escapes_what_it_is_given():

@@ -11,6 +11,7 @@ import pytest
 
 from needle_lib.benches.runfiles import SearchJournal, assemble_report, finish_run, read_run
 from needle_lib.cli import main
+from needle_lib.contract.report import report_fields
 from needle_lib.jsonio import write_json_in_pieces
 from needle_lib.kernel.journal import journal_path
 
@@ -43,6 +44,11 @@ def write(path, head, cases):
     return path
 
 
+def whole_report() -> dict:
+    """The report of every case in one run, as its file holds it."""
+    return report_fields(assemble_report(header(), CASES))
+
+
 def merged(tmp_path, *parts, expect=0):
     out = tmp_path / "merged.json"
     assert main(["merge", *map(str, parts), "--out", str(out)]) == expect
@@ -54,7 +60,7 @@ def test_parts_split_by_engine_merge_into_the_single_run_report(tmp_path):
     brave = write(tmp_path / "brave.json", header(["brave"]),
                   [c for c in CASES if c["engine"] == "brave"])
     report = merged(tmp_path, exa, brave)
-    whole = assemble_report(header(), CASES)
+    whole = whole_report()
     assert report["engines"] == whole["engines"]
     assert report["engines"]["exa"]["misses_system_specific"] == 1  # q2: only brave hit
     assert report["engines"]["ultimate"]["recall_at_k"] == pytest.approx(2 / 3)
@@ -64,7 +70,7 @@ def test_parts_split_by_engine_merge_into_the_single_run_report(tmp_path):
 def test_parts_split_by_query_merge_too(tmp_path, capsys):
     a = write(tmp_path / "a.json", header(), CASES[:4])
     b = write(tmp_path / "b.json", header(), CASES[4:])
-    assert merged(tmp_path, a, b)["engines"] == assemble_report(header(), CASES)["engines"]
+    assert merged(tmp_path, a, b)["engines"] == whole_report()["engines"]
     assert "6 of 6 cases (finance, 2 engines)" in capsys.readouterr().out
 
 
@@ -107,9 +113,9 @@ def test_a_finished_journal_is_the_report_and_goes_away(tmp_path):
     journal.append({**CASES[0], "outcome": "error"})  # settled again at teardown, below
     for c in CASES:
         journal.append(c)
-    report = journal.finish(path, complete_run=True)
+    report = report_fields(journal.finish(path, complete_run=True))
     assert report == json.loads(path.read_text(encoding="utf-8"))
-    assert report == assemble_report(header(), CASES)
+    assert report == whole_report()
     assert not journal.path.exists()
 
 
@@ -154,7 +160,7 @@ def test_a_report_has_a_line_per_case(tmp_path):
     for c in CASES:
         assert f"  {json.dumps(c, ensure_ascii=False)}," in lines or \
             f"  {json.dumps(c, ensure_ascii=False)}" in lines
-    assert json.loads(path.read_text(encoding="utf-8")) == assemble_report(header(), CASES)
+    assert json.loads(path.read_text(encoding="utf-8")) == whole_report()
 
 
 class Writes(io.StringIO):
@@ -171,7 +177,7 @@ def test_a_reports_tables_are_written_in_pieces_as_the_same_text(tmp_path):
     """The per-engine tables are as large as the cases: written an item at a time, never
     as one string, and byte for byte what json.dumps writes (a float key, an empty object,
     a line separator and an accent included)."""
-    report = assemble_report(header(), CASES * 20)
+    report = report_fields(assemble_report(header(), CASES * 20))
     odd = {"a": [], "b": {}, "c": [1, {"d": "é\u2028"}], "n": {1.5: 2}, "e": [[], [{}], "x"]}
     for value in (report["engines"], report, odd, [], "text", None):
         out = Writes()
@@ -181,5 +187,5 @@ def test_a_reports_tables_are_written_in_pieces_as_the_same_text(tmp_path):
     write_json_in_pieces(out, report["engines"])
     assert out.largest * 10 < len(out.getvalue())
     path = write(tmp_path / "run.json", header(), CASES)
-    engines = json.dumps(assemble_report(header(), CASES)["engines"], ensure_ascii=False)
+    engines = json.dumps(whole_report()["engines"], ensure_ascii=False)
     assert f'"engines": {engines},' in path.read_text(encoding="utf-8").splitlines()

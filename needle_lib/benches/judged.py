@@ -19,11 +19,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict
-from typing import Any
+from typing import Any, TypedDict
 
 from needle_lib.benches.tables import RowTables
 from needle_lib.contract.outcome import is_scored, is_skipped
+from needle_lib.contract.report import (
+    JudgedEngine,
+    JudgedQueryRow,
+    JudgedReport,
+    Latency,
+    Overlap,
+    RankedRating,
+)
 from needle_lib.metrics.latency import latency_stats
 from needle_lib.metrics.ndcg import (
     ULTIMATE,
@@ -37,7 +44,6 @@ from needle_lib.metrics.ndcg import (
 from needle_lib.metrics.overlap import OverlapTally
 from needle_lib.metrics.urls import normalize_url
 
-REPORT_SCHEMA_VERSION = 1
 ALL_ENGINES_FAILED = "all engines failed"
 
 
@@ -79,7 +85,8 @@ class JudgedFold:
     keeps only what the run-wide figures need (scores, counts, latencies, overlap sums); the rows go
     to ``tables``."""
 
-    def __init__(self, header: dict[str, Any], *, k: int, tables: RowTables) -> None:
+    def __init__(self, header: dict[str, Any], *, k: int,
+                 tables: RowTables[JudgedQueryRow]) -> None:
         self.header = header
         self.k = k
         self.tables = tables
@@ -97,7 +104,7 @@ class JudgedFold:
     def add_query(self, present: dict[str, dict[str, Any]]) -> None:
         """One query's cases by engine (every case of the query, in run order)."""
         first = next(iter(present.values()))
-        info = {"query_id": first["query_id"], "query": first["query"]}
+        info = _QueryInfo(query_id=first["query_id"], query=first["query"])
         self.any_case = True
         self.num_queries += 1
         k = self.k
@@ -119,35 +126,35 @@ class JudgedFold:
             self.judge_requests += case.get("judge_requests", 0)
             self.judged.update(_judged_digest(case["query"], r) for r in case["results"]
                                if r.get("rating") is not None)
-            self.tables.add(engine, {
+            self.tables.add(engine, JudgedQueryRow(
                 **info,
-                "ndcg": scores.get(engine),
-                "dcg": dcg(penalized_gains(rated), k) if rated is not None and idcg else None,
-                "ratings": [r.get("rating") for r in case["results"]],
-                "penalized_ratings": _penalized_ratings(rated) if rated is not None else None,
-                "results": case["results"],
-                "search_error": case.get("search_error"),
-                "judge_errors": case.get("judge_errors", 0),
-                "pool_incomplete": not complete,
-                "latency_s": case.get("latency_s"),
-            })
+                ndcg=scores.get(engine),
+                dcg=dcg(penalized_gains(rated), k) if rated is not None and idcg else None,
+                ratings=[r.get("rating") for r in case["results"]],
+                penalized_ratings=_penalized_ratings(rated) if rated is not None else None,
+                results=case["results"],
+                search_error=case.get("search_error"),
+                judge_errors=case.get("judge_errors", 0),
+                pool_incomplete=not complete,
+                latency_s=case.get("latency_s"),
+            ))
         if rankings or not complete or _all_failed(present):
             search_error = ALL_ENGINES_FAILED if _all_failed(present) else None
             self.ultimate.search_errors += search_error is not None
             self.ultimate.judge_errors += 0 if complete else 1
-            self.tables.add(ULTIMATE, {
+            self.tables.add(ULTIMATE, JudgedQueryRow(
                 **info,
-                "ndcg": scores.get(ULTIMATE),
-                "dcg": idcg if idcg else None,
-                "ratings": [r.rating for r in ideal],
-                "penalized_ratings": _penalized_ratings(ideal),
-                "results": [{"url": r.url, "rating": r.rating} for r in ideal],
-                "search_error": search_error,
-                "judge_errors": 0 if complete else 1,
-                "pool_incomplete": not complete,
-            })
+                ndcg=scores.get(ULTIMATE),
+                dcg=idcg if idcg else None,
+                ratings=[r.rating for r in ideal],
+                penalized_ratings=_penalized_ratings(ideal),
+                results=[RankedRating(url=r.url, rating=r.rating) for r in ideal],
+                search_error=search_error,
+                judge_errors=0 if complete else 1,
+                pool_incomplete=not complete,
+            ))
 
-    def report(self, *, in_progress: bool) -> dict[str, Any]:
+    def report(self, *, in_progress: bool) -> JudgedReport:
         header = self.header
         means = mean_ndcg(self.scores_per_query)
         names = [*self.engines, ULTIMATE] if self.engines or self.any_case else self.engines
@@ -155,35 +162,39 @@ class JudgedFold:
         for engine in names:
             counts = self.ultimate if engine == ULTIMATE else self.counts[engine]
             mean = means.get(engine)
-            report_engines[engine] = {
-                "mean_ndcg": mean.mean if mean else None,
-                "num_scored": mean.num_scored if mean else 0,
-                "search_errors": counts.search_errors,
-                "judge_errors": counts.judge_errors,
-                "skipped": counts.skipped,
-                "retries": counts.retries,
-                "latency": asdict(latency_stats(counts.latencies)),
-                "per_query": self.tables.table(engine),
-            }
+            report_engines[engine] = JudgedEngine(
+                mean_ndcg=mean.mean if mean else None,
+                num_scored=mean.num_scored if mean else 0,
+                search_errors=counts.search_errors,
+                judge_errors=counts.judge_errors,
+                skipped=counts.skipped,
+                retries=counts.retries,
+                latency=Latency.of(latency_stats(counts.latencies)),
+                per_query=self.tables.table(engine),
+            )
         overlap = self.overlap.pairwise()
-        return {
-            "schema_version": REPORT_SCHEMA_VERSION,
-            "benchmark": header["bench"],
-            "kind": "judged",
-            "in_progress": in_progress,
-            **{key: value for key, value in header.items() if key not in ("bench", "engines")},
-            "num_queries": self.num_queries,
-            "num_results": header["num_results"],
-            "k": self.k,
-            "judged_pairs": len(self.judged),
-            "judge_requests": self.judge_requests,
-            "engines": report_engines,
-            "overlap": [
-                {"engines": list(pair), **asdict(value)}
-                for pair, value in sorted(overlap.items())
-            ],
-            "unique_urls": self.overlap.unique_urls(),
-        }
+        return JudgedReport(
+            benchmark=header["bench"],
+            in_progress=in_progress,
+            header=header,
+            num_queries=self.num_queries,
+            num_results=header["num_results"],
+            k=self.k,
+            judged_pairs=len(self.judged),
+            judge_requests=self.judge_requests,
+            engines=report_engines,
+            overlap=[Overlap(engines=list(pair), mean_jaccard=value.mean_jaccard,
+                             mean_shared=value.mean_shared, num_queries=value.num_queries)
+                     for pair, value in sorted(overlap.items())],
+            unique_urls=self.overlap.unique_urls(),
+        )
+
+
+class _QueryInfo(TypedDict):
+    """A row's query, as every engine's row of it and ``ultimate``'s repeat it."""
+
+    query_id: str
+    query: str
 
 
 class _EngineCounts:

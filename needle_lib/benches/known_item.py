@@ -18,17 +18,24 @@ Scoring rules, and why:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from needle_lib.benches.tables import RowTables, SpooledRows
+from needle_lib.benches.tables import RowTables
 from needle_lib.contract.outcome import Outcome, is_scored, is_skipped, pass_fail
+from needle_lib.contract.report import (
+    Cell,
+    KnownItemEngine,
+    KnownItemQueryRow,
+    KnownItemReport,
+    Latency,
+)
+from needle_lib.jsonio import EncodedList
 from needle_lib.metrics.latency import latency_stats
 from needle_lib.metrics.urls import normalize_url
 from needle_lib.search.types import SearchResult
 
 ULTIMATE = "ultimate"
-KNOWN_ITEM_SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -132,33 +139,33 @@ def _ratio(numerator: float, denominator: int) -> float | None:
 
 
 def _breakdown(scored: list[tuple[dict[str, str], bool]], group: str,
-               order: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+               order: tuple[str, ...]) -> dict[str, Cell]:
     cells: dict[str, list[int]] = {}
     for groups, hit in scored:
         value = groups.get(group)
         if value:
             cells.setdefault(value, []).append(1 if hit else 0)
     keys = sorted(cells, key=lambda k: (order.index(k) if k in order else len(order), k))
-    return {k: {"n": len(cells[k]), "recall_at_k": sum(cells[k]) / len(cells[k])} for k in keys}
+    return {k: Cell(n=len(cells[k]), recall_at_k=sum(cells[k]) / len(cells[k])) for k in keys}
 
 
-def _per_query(case: dict[str, Any], score: float | None) -> dict[str, Any]:
-    return {
-        "query_id": case["query_id"],
-        "query": case["query"],
-        "gold": case.get("gold"),
-        "gold_text": case.get("gold_text"),
-        "groups": case.get("groups", {}),
-        "hit_rank": case.get("hit_rank"),
-        "det_rank": case.get("det_rank"),
-        "judged": case.get("judged", 0),
-        "judge_errors": case.get("judge_errors", 0),
-        "n_results": len(case.get("results", [])),
-        "results": case.get("results", []),
-        "search_error": case.get("search_error"),
-        "latency_s": case.get("latency_s"),
-        "score": score,
-    }
+def _per_query(case: dict[str, Any], score: float | None) -> KnownItemQueryRow:
+    return KnownItemQueryRow(
+        query_id=case["query_id"],
+        query=case["query"],
+        gold=case.get("gold"),
+        gold_text=case.get("gold_text"),
+        groups=case.get("groups", {}),
+        hit_rank=case.get("hit_rank"),
+        det_rank=case.get("det_rank"),
+        judged=case.get("judged", 0),
+        judge_errors=case.get("judge_errors", 0),
+        n_results=len(case.get("results", [])),
+        results=case.get("results", []),
+        search_error=case.get("search_error"),
+        latency_s=case.get("latency_s"),
+        score=score,
+    )
 
 
 def _ultimate_case(present: dict[str, dict[str, Any]], engines: list[str],
@@ -214,7 +221,7 @@ class _EngineSummary:
         #: (groups, hit) of each scored case, for the breakdowns
         self.scored_groups: list[tuple[dict[str, str], bool]] = []
 
-    def add(self, case: dict[str, Any], *, hit_elsewhere: bool) -> dict[str, Any]:
+    def add(self, case: dict[str, Any], *, hit_elsewhere: bool) -> KnownItemQueryRow:
         """Count ``case``; its per-query row. ``hit_elsewhere``: another engine hit the query."""
         scored = _scored(case)
         hit = bool(case.get("hit_rank"))
@@ -239,25 +246,24 @@ class _EngineSummary:
         return _per_query(case, (1.0 if hit else 0.0) if scored else None)
 
     def summary(self, group_names: tuple[str, ...], orders: Mapping[str, tuple[str, ...]],
-                rows: list[dict[str, Any]] | SpooledRows) -> dict[str, Any]:
-        summary: dict[str, Any] = {
-            "recall_at_k": _ratio(self.hits, self.scored),
-            "mrr_at_k": None if self.pooled else _ratio(self.reciprocal_ranks, self.scored),
-            "num_scored": self.scored,
-            "search_errors": self.search_errors,
-            "judged_results": self.judged_results,
-            "judge_errors": self.judge_errors,
-            "judge_upgrades": self.judge_upgrades,
-            "skipped": self.skipped,
-            "retries": self.retries,
-            "latency": None if self.pooled else asdict(latency_stats(self.latencies)),
-            "misses_system_specific": self.misses_system_specific,
-            "misses_universal": self.misses - self.misses_system_specific,
-        }
-        for group in group_names:
-            summary[f"by_{group}"] = _breakdown(self.scored_groups, group, orders.get(group, ()))
-        summary["per_query"] = rows
-        return summary
+                rows: list[KnownItemQueryRow] | EncodedList) -> KnownItemEngine:
+        return KnownItemEngine(
+            recall_at_k=_ratio(self.hits, self.scored),
+            mrr_at_k=None if self.pooled else _ratio(self.reciprocal_ranks, self.scored),
+            num_scored=self.scored,
+            search_errors=self.search_errors,
+            judged_results=self.judged_results,
+            judge_errors=self.judge_errors,
+            judge_upgrades=self.judge_upgrades,
+            skipped=self.skipped,
+            retries=self.retries,
+            latency=None if self.pooled else Latency.of(latency_stats(self.latencies)),
+            misses_system_specific=self.misses_system_specific,
+            misses_universal=self.misses - self.misses_system_specific,
+            breakdowns={group: _breakdown(self.scored_groups, group, orders.get(group, ()))
+                        for group in group_names},
+            per_query=rows,
+        )
 
 
 class KnownItemFold:
@@ -267,7 +273,8 @@ class KnownItemFold:
     retries, and per-query rows in ``tables``."""
 
     def __init__(self, header: dict[str, Any], *, group_names: tuple[str, ...],
-                 group_orders: Mapping[str, tuple[str, ...]], tables: RowTables) -> None:
+                 group_orders: Mapping[str, tuple[str, ...]],
+                 tables: RowTables[KnownItemQueryRow]) -> None:
         self.header = header
         self.group_names = group_names
         self.group_orders = group_orders
@@ -290,7 +297,7 @@ class KnownItemFold:
         pooled = _ultimate_case(present, self.header["engines"], self.header["num_results"])
         self.tables.add(ULTIMATE, self.ultimate.add(pooled, hit_elsewhere=False))
 
-    def report(self, *, in_progress: bool) -> dict[str, Any]:
+    def report(self, *, in_progress: bool) -> KnownItemReport:
         header = self.header
         report_engines = {
             engine: self.summaries[engine].summary(self.group_names, self.group_orders,
@@ -300,14 +307,12 @@ class KnownItemFold:
         if self.engines or self.num_queries:  # a report with no engines has no ultimate
             report_engines[ULTIMATE] = self.ultimate.summary(
                 self.group_names, self.group_orders, self.tables.table(ULTIMATE))
-        return {
-            "schema_version": KNOWN_ITEM_SCHEMA_VERSION,
-            "benchmark": header["bench"],
-            "kind": "known_item",
-            "in_progress": in_progress,
-            **{key: value for key, value in header.items() if key not in ("bench", "engines")},
-            "num_queries": self.num_queries,
-            "k": header["num_results"],
-            "engine_order": header["engines"],
-            "engines": report_engines,
-        }
+        return KnownItemReport(
+            benchmark=header["bench"],
+            in_progress=in_progress,
+            header=header,
+            num_queries=self.num_queries,
+            k=header["num_results"],
+            engine_order=header["engines"],
+            engines=report_engines,
+        )

@@ -21,6 +21,7 @@ from typing import Any
 from needle_lib.benches.registry import report_fold
 from needle_lib.benches.runfiles import CaseTally, SearchJournal
 from needle_lib.benches.tables import SpooledRows, SpooledTables
+from needle_lib.contract.report import SearchReport, report_fields, summary_of
 from needle_lib.jsonio import write_json_by_line_atomic
 from needle_lib.judge.identity import SeenJudges
 from needle_lib.kernel.journal import journal_path
@@ -70,7 +71,7 @@ class LiveReport:
             self._cases.append_encoded(text)
         self._scored.add(query_id)
 
-    def finish(self, report_path: Path, *, complete_run: bool) -> dict[str, Any]:
+    def finish(self, report_path: Path, *, complete_run: bool) -> SearchReport:
         """Write the report; its summary (the report without per-query rows and cases)."""
         if self._from_journal:
             return summary_of(self.journal.finish(report_path, complete_run=complete_run))
@@ -78,10 +79,10 @@ class LiveReport:
             self._score(query_id)
         self.header.update(self._judges.stamp(self.header))  # as ``assemble_report`` does
         report = self._fold.report(in_progress=False)
-        self._tally.stamp(report, self.header, complete_run=complete_run)
-        report["cases"] = self._cases
+        self._tally.stamp(report, complete_run=complete_run)
+        report.cases = self._cases
         try:
-            write_json_by_line_atomic(report_path, report)
+            write_json_by_line_atomic(report_path, report_fields(report))
         finally:
             self._close_spools()
         # held (and locked, ``kernel.journal``) until the report is written
@@ -97,12 +98,3 @@ class LiveReport:
     def _close_spools(self) -> None:
         self._tables.close()
         self._cases.close()
-
-
-def summary_of(report: dict[str, Any]) -> dict[str, Any]:
-    """A report without its cases and per-query rows: what the terminal and the pytest-html
-    summary show, and all the controller keeps once the report is written."""
-    engines = {name: {key: value for key, value in figures.items() if key != "per_query"}
-               for name, figures in report["engines"].items()}
-    return {**{key: value for key, value in report.items() if key != "cases"},
-            "engines": engines}

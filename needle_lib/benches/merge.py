@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.benches.runfiles import assemble_report, read_run
+from needle_lib.contract.report import report_fields
 from needle_lib.contract.schema import SEARCH_RUN_SCHEMA_VERSION, validate_search_run
 from needle_lib.recall.merge import Merged, MergeError, Part, check_setups
 from needle_lib.tomlconf import ConfigError
@@ -72,5 +73,6 @@ def merge_search(parts: list[Part]) -> Merged:
         have = sum(1 for c in cases if c["engine"] == engine)
         if have < count:
             missing.append(f"{engine}: {count - have} of {count} queries in no part")
-    return Merged(report, missing, f"{len(cases)} of {header['expected_cases']} cases "
-                                   f"({header['bench']}, {len(engines)} engines)")
+    return Merged(report_fields(report), missing,
+                  f"{len(cases)} of {header['expected_cases']} cases "
+                  f"({header['bench']}, {len(engines)} engines)")

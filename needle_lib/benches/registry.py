@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from needle_lib.benches.known_item import KnownItemBench
     from needle_lib.benches.queries import Query
     from needle_lib.benches.tables import RowTables
+    from needle_lib.contract.report import SearchReport
 
 NDCG_K = 5
 
@@ -95,10 +96,10 @@ class ReportFold(Protocol):
 
     def add_query(self, present: dict[str, dict[str, Any]]) -> None: ...
 
-    def report(self, *, in_progress: bool) -> dict[str, Any]: ...
+    def report(self, *, in_progress: bool) -> SearchReport: ...
 
 
-def report_fold(header: dict[str, Any], tables: RowTables) -> ReportFold:
+def report_fold(header: dict[str, Any], tables: RowTables[Any]) -> ReportFold:
     """An empty report of the bench named in ``header``, its rows going to ``tables``."""
     from needle_lib.benches import judged, known_item
 
@@ -119,15 +120,16 @@ def by_query(cases: Iterable[dict[str, Any]]) -> dict[str, dict[str, dict[str, A
 
 
 def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
-                 in_progress: bool) -> dict[str, Any]:
+                 in_progress: bool) -> SearchReport:
     """The run report of the bench named in ``header``, from cases in memory."""
     from needle_lib.benches.tables import MemoryTables
 
-    return fold_report(report_fold(header, MemoryTables()), cases, in_progress=in_progress)
+    tables: MemoryTables[Any] = MemoryTables()
+    return fold_report(report_fold(header, tables), cases, in_progress=in_progress)
 
 
 def fold_report(fold: ReportFold, cases: Iterable[dict[str, Any]], *,
-                in_progress: bool) -> dict[str, Any]:
+                in_progress: bool) -> SearchReport:
     """``fold``'s report once every query of ``cases`` is added."""
     for present in by_query(cases).values():
         fold.add_query(present)

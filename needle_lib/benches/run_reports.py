@@ -17,6 +17,7 @@ from needle_lib.benches.runfiles import reserve_run_path
 from needle_lib.clock import clock_record
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import CaseRecord
+from needle_lib.contract.report import SearchReport
 
 
 class SearchReports:
@@ -72,8 +73,8 @@ class SearchReports:
         for live in self.live.values():
             live.abandon()
 
-    def finish(self, *, interrupted: bool = False) -> list[dict[str, Any]]:
-        """Write every bench's report; their summaries (``live_report.summary_of``)."""
+    def finish(self, *, interrupted: bool = False) -> list[SearchReport]:
+        """Write every bench's report; their summaries (``contract.report.summary_of``)."""
         return [self.live[pair].finish(path, complete_run=not interrupted)
                 for pair, path in self.paths.items()]
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from needle_lib.benches.registry import build_report
 from needle_lib.contract.outcome import is_scored, is_skipped
+from needle_lib.contract.records import SearchCaseRecord
+from needle_lib.contract.report import SearchReport, report_fields
 from needle_lib.contract.schema import read_search_journal, read_search_report
 from needle_lib.jsonio import write_json_by_line_atomic
 from needle_lib.judge.identity import with_judge_seen
@@ -49,7 +51,7 @@ def reserve_run_path(path: Path) -> Path:
 class SearchJournal(Journal):
     """A search run's journal, which its end turns into the run's report."""
 
-    def finish(self, report_path: Path, *, complete_run: bool) -> dict[str, Any]:
+    def finish(self, report_path: Path, *, complete_run: bool) -> SearchReport:
         """Close the journal and turn it into the run's report, read back line by line: the
         controller keeps no case in memory while the run goes on (a 20,000-case run held
         every record twice over). The journal goes only once the report is written."""
@@ -85,31 +87,29 @@ class CaseTally:
         case (an engine without its key, fail-fast) was never asked."""
         return finished and self.cases >= expected and not self.skipped
 
-    def stamp(self, report: dict[str, Any], header: dict[str, Any], *,
-              complete_run: bool) -> None:
-        """The report's ``complete`` and ``scored_cases``, then its ``header``."""
-        report["complete"] = self.complete(header.get("expected_cases", 0),
-                                           finished=complete_run)
-        report["scored_cases"] = self.scored
-        report["header"] = header
+    def stamp(self, report: SearchReport, *, complete_run: bool) -> None:
+        """The report's ``complete`` and ``scored_cases``."""
+        report.complete = self.complete(report.header.get("expected_cases", 0),
+                                        finished=complete_run)
+        report.scored_cases = self.scored
 
 
 def assemble_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
-                    complete_run: bool = True) -> dict[str, Any]:
+                    complete_run: bool = True) -> SearchReport:
     """The report of a run (pooled metrics computed here, once) with its header and cases;
     the header's judge block names what the cases' judge calls saw (``judge.identity``)."""
     header = with_judge_seen(header, cases)
     report = build_report(header, cases, in_progress=False)
-    CaseTally.of(cases).stamp(report, header, complete_run=complete_run)
-    report["cases"] = cases
+    CaseTally.of(cases).stamp(report, complete_run=complete_run)
+    report.cases = cast(list[SearchCaseRecord], cases)
     return report
 
 
 def finish_run(report_path: Path, header: dict[str, Any], cases: list[dict[str, Any]], *,
-               complete_run: bool = True) -> dict[str, Any]:
+               complete_run: bool = True) -> SearchReport:
     """Build the report and write it atomically (a line per case)."""
     report = assemble_report(header, cases, complete_run=complete_run)
-    write_json_by_line_atomic(report_path, report)
+    write_json_by_line_atomic(report_path, report_fields(report))
     return report
 
 

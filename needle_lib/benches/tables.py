@@ -11,27 +11,32 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Iterator
-from typing import IO, Any, Protocol
+from typing import IO, Generic, Protocol, TypeVar
+
+from needle_lib.contract.report import JudgedQueryRow, KnownItemQueryRow
+
+#: A report's per-query row, of either kind.
+Row = TypeVar("Row", JudgedQueryRow, KnownItemQueryRow)
 
 
-class RowTables(Protocol):
+class RowTables(Protocol[Row]):
     """Where a report fold puts its rows, one table per name (an engine, ``ultimate``)."""
 
-    def add(self, name: str, row: dict[str, Any]) -> None: ...
+    def add(self, name: str, row: Row) -> None: ...
 
-    def table(self, name: str) -> list[dict[str, Any]] | SpooledRows: ...
+    def table(self, name: str) -> list[Row] | SpooledRows: ...
 
 
-class MemoryTables:
+class MemoryTables(Generic[Row]):
     """Rows kept as lists."""
 
     def __init__(self) -> None:
-        self._rows: dict[str, list[dict[str, Any]]] = {}
+        self._rows: dict[str, list[Row]] = {}
 
-    def add(self, name: str, row: dict[str, Any]) -> None:
+    def add(self, name: str, row: Row) -> None:
         self._rows.setdefault(name, []).append(row)
 
-    def table(self, name: str) -> list[dict[str, Any]]:
+    def table(self, name: str) -> list[Row]:
         return self._rows.get(name, [])
 
 
@@ -45,7 +50,7 @@ class SpooledRows:
             "w+", encoding="utf-8", newline="\n")
         self._count = 0
 
-    def append(self, row: dict[str, Any]) -> None:
+    def append(self, row: JudgedQueryRow | KnownItemQueryRow) -> None:
         self.append_encoded(json.dumps(row, ensure_ascii=False))
 
     def append_encoded(self, row: str) -> None:
@@ -74,7 +79,7 @@ class SpooledTables:
     def __init__(self) -> None:
         self._tables: dict[str, SpooledRows] = {}
 
-    def add(self, name: str, row: dict[str, Any]) -> None:
+    def add(self, name: str, row: JudgedQueryRow | KnownItemQueryRow) -> None:
         self.table(name).append(row)
 
     def table(self, name: str) -> SpooledRows:

@@ -42,6 +42,13 @@ import msgspec
 
 from needle_lib.benches.registry import bench_named, build_report, by_query
 from needle_lib.contract.outcome import is_skipped
+from needle_lib.contract.report import (
+    JudgedQueryRow,
+    JudgedReport,
+    KnownItemQueryRow,
+    SearchReport,
+    built_rows,
+)
 from needle_lib.contract.schema import SearchRun
 from needle_lib.errors import UsageError
 from needle_lib.jsonio import write_text_atomic
@@ -231,7 +238,8 @@ def _judge_info(header: dict[str, Any]) -> JudgeInfo | None:
                      prompt_version=prompt if isinstance(prompt, str) else None)
 
 
-def _why_unscored(case: dict[str, Any], row: dict[str, Any], kind: str) -> str:
+def _why_unscored(case: dict[str, Any], row: JudgedQueryRow | KnownItemQueryRow,
+                  kind: str) -> str:
     if is_skipped(case.get("outcome")):
         return f"skipped: {case.get('skip_reason') or 'not asked'}"
     if case.get("search_error") is not None:
@@ -278,14 +286,15 @@ def build_export(source: Path, run: SearchRun) -> TrecExport:
                 lines.append(RunLine(qid, docno, rank, len(results) - rank + 1, engine))
     qrels = [Qrel(qid, docno, rel) for (qid, docno), rel in pool.best.items()]
     manifest = Manifest(
-        source=str(source), bench=header["bench"], kind=kind, k=report["k"],
+        source=str(source), bench=header["bench"], kind=kind, k=report.k,
         gains=dict(GAINS) if kind == "judged" else None,
         judge=_judge_info(header),
         qrels=QrelsManifest(
             file=QRELS_FILE, count=len(qrels), queries=len({q.qid for q in qrels}),
             relevance=JUDGED_RELEVANCE if kind == "judged" else KNOWN_ITEM_RELEVANCE,
             conflicting_ratings=len(pool.conflicting),
-            report_judged_pairs=report.get("judged_pairs") if kind == "judged" else None),
+            report_judged_pairs=(report.judged_pairs if isinstance(report, JudgedReport)
+                                 else None)),
         engines={engine: _engine_manifest(engine, lines, repeats[engine], report, grouped,
                                           kind)
                  for engine, lines in runs.items()},
@@ -293,12 +302,12 @@ def build_export(source: Path, run: SearchRun) -> TrecExport:
     return TrecExport(runs=runs, qrels=qrels, manifest=manifest)
 
 
-def _engine_manifest(engine: str, lines: list[RunLine], repeats: int, report: dict[str, Any],
+def _engine_manifest(engine: str, lines: list[RunLine], repeats: int, report: SearchReport,
                      grouped: dict[str, dict[str, dict[str, Any]]],
                      kind: str) -> EngineManifest:
     score_key = "ndcg" if kind == "judged" else "score"
     scored, unscored = [], []
-    for row in report["engines"][engine]["per_query"]:
+    for row in built_rows(report.engines[engine]):
         qid = trec_qid(row["query_id"])
         if row.get(score_key) is not None:
             scored.append(qid)

@@ -65,7 +65,7 @@ def markdown_summary(runs: list[PublishedRun]) -> str:
     for published in runs:
         state = published.state if published.complete else f"**{published.state}**"
         parts.append(f"### {published.bench} · run {published.run_id} ({state})\n\n"
-                     f"```\n{engine_table(published.report)}\n```\n")
+                     f"```\n{engine_table(published.summary)}\n```\n")
     return "\n".join(parts)
 
 

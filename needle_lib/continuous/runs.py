@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +33,14 @@ from needle_lib.contract.history import (
     UniquenessRow,
 )
 from needle_lib.contract.outcome import is_skipped
+from needle_lib.contract.report import (
+    EngineFigures,
+    JudgedEngine,
+    SearchReport,
+    built_rows,
+    report_fields,
+    summary_of,
+)
 from needle_lib.judge.verdict import RELEVANT_RATING
 from needle_lib.kernel.journal import JOURNAL_SUFFIX
 from needle_lib.metrics.ndcg import ULTIMATE
@@ -73,7 +82,10 @@ class PublishedRun:
     run_id: str
     ts: str
     complete: bool
+    #: The report as the run browser shows it (``_trimmed``), in its file's shape.
     report: dict[str, Any]
+    #: The report's figures without its rows (what ``needle publish`` prints).
+    summary: SearchReport
     history: list[HistoryRow] = field(default_factory=list)
     overlap: list[OverlapRow] = field(default_factory=list)
     uniqueness: list[UniquenessRow] = field(default_factory=list)
@@ -143,15 +155,17 @@ def load_run(path: Path) -> PublishedRun:
     expected = header.get("expected_cases", len(cases))
     tally = CaseTally.of(cases)
     run = PublishedRun(
-        source=path, bench=header["bench"], kind=report["kind"],
+        source=path, bench=header["bench"], kind=report.kind,
         run_id=run_id_of(started), ts=iso(started),
         complete=tally.complete(expected, finished=not path.name.endswith(JOURNAL_SUFFIX)),
-        report=_trimmed({**report, "header": header, "scored_cases": tally.scored}),
+        report=_trimmed({**report_fields(report), "header": header,
+                         "scored_cases": tally.scored}),
+        summary=summary_of(report),
     )
     base = RunRow(run_id=run.run_id, ts=run.ts, bench=run.bench)
-    run.history = [_history_row(base, run.kind, engine, summary, complete=run.complete,
-                                k=report["k"], num_queries=report["num_queries"])
-                   for engine, summary in report["engines"].items()]
+    run.history = [_history_row(base, engine, figures, complete=run.complete, k=report.k,
+                                num_queries=report.num_queries)
+                   for engine, figures in report.engines.items()]
     answered = _answered(cases)
     run.overlap = [OverlapRow.of(base, a, b, sharing) for (a, b), sharing in
                    pair_sharing(_rated_urls(answered, run.kind)).items()]
@@ -164,32 +178,32 @@ def load_run(path: Path) -> PublishedRun:
     return run
 
 
-def _history_row(base: RunRow, kind: str, engine: str, summary: dict[str, Any], *,
-                 complete: bool, k: int, num_queries: int) -> HistoryRow:
-    """An engine's row of ``history.jsonl`` from its report summary, checked against the
+def _history_row(base: RunRow, engine: str, figures: EngineFigures, *, complete: bool,
+                 k: int, num_queries: int) -> HistoryRow:
+    """An engine's row of ``history.jsonl`` from its report figures, checked against the
     row model as it is built (a figure of the wrong type is refused before it is written)."""
-    latency = summary.get("latency") or {}
-    fields: dict[str, object] = {
-        "run_id": base.run_id, "ts": base.ts, "bench": base.bench, "kind": kind,
-        "engine": engine, "complete": complete, "k": k, "num_queries": num_queries,
-        "num_scored": summary["num_scored"], "search_errors": summary["search_errors"],
-        "judge_errors": summary["judge_errors"], "skipped": summary.get("skipped", 0),
-        "retries": summary.get("retries", 0), "latency_n": latency.get("n", 0),
-        "p50_s": latency.get("p50"), "p95_s": latency.get("p95"),
+    latency = figures.latency
+    common = {
+        "run_id": base.run_id, "ts": base.ts, "bench": base.bench, "engine": engine,
+        "complete": complete, "k": k, "num_queries": num_queries,
+        "num_scored": figures.num_scored, "search_errors": figures.search_errors,
+        "judge_errors": figures.judge_errors, "skipped": figures.skipped,
+        "retries": figures.retries, "latency_n": latency.n if latency else 0,
+        "p50_s": latency.p50 if latency else None, "p95_s": latency.p95 if latency else None,
     }
-    if kind == "judged":
-        fields["ndcg"] = summary["mean_ndcg"]
+    fields: dict[str, object]
+    if isinstance(figures, JudgedEngine):
+        fields = {"kind": "judged", **common, "ndcg": figures.mean_ndcg}
     else:
-        fields.update(
-            recall=summary["recall_at_k"], mrr=summary["mrr_at_k"],
-            judged_results=summary.get("judged_results", 0),
-            judge_upgrades=summary.get("judge_upgrades", 0),
-            misses_system_specific=summary.get("misses_system_specific", 0),
-            misses_universal=summary.get("misses_universal", 0),
-            groups={key.removeprefix("by_"): {value: {"n": cell["n"],
-                                                      "recall": cell["recall_at_k"]}
-                                               for value, cell in breakdown.items()}
-                    for key, breakdown in summary.items() if key.startswith("by_")})
+        fields = {"kind": "known_item", **common,
+                  "recall": figures.recall_at_k, "mrr": figures.mrr_at_k,
+                  "judged_results": figures.judged_results,
+                  "judge_upgrades": figures.judge_upgrades,
+                  "misses_system_specific": figures.misses_system_specific,
+                  "misses_universal": figures.misses_universal,
+                  "groups": {group: {value: {"n": cell.n, "recall": cell.recall_at_k}
+                                     for value, cell in cells.items()}
+                             for group, cells in figures.breakdowns.items()}}
     row: HistoryRow = msgspec.convert(fields, HistoryRow)
     return row
 
@@ -222,35 +236,39 @@ def _relevant_urls(answered: list[dict[str, dict[str, Any]]], kind: str):
              for engine, case in present.items()} for present in answered]
 
 
-def _scores(kind: str, report: dict[str, Any]
+def _scores(kind: str, report: SearchReport
             ) -> tuple[list[str], dict[str, dict[str, list[float | None]]]]:
     """Per-query scores aligned on one query list: ``qids`` (query-text hashes) and, per
     metric and engine, a score or None (not scored: search or judge failure, no pool)."""
     order: dict[str, str] = {}
-    rows: dict[str, dict[str, dict[str, Any]]] = {}
-    for engine, summary in report["engines"].items():
-        for row in summary["per_query"]:
-            order.setdefault(row["query_id"], query_hash(row["query"]))
-            rows.setdefault(engine, {})[row["query_id"]] = row
+    scored: dict[str, dict[str, dict[str, float | None]]] = {}
+    for engine, figures in report.engines.items():
+        for query_id, query, values in _row_scores(engine, figures):
+            order.setdefault(query_id, query_hash(query))
+            scored.setdefault(engine, {})[query_id] = values
     metrics: dict[str, dict[str, list[float | None]]] = {m: {} for m in METRICS[kind]}
-    for engine, by_id in rows.items():
+    for engine, by_id in scored.items():
         for metric in METRICS[kind]:
-            metrics[metric][engine] = [_score(metric, engine, by_id.get(qid)) for qid in order]
+            metrics[metric][engine] = [_rounded(by_id.get(qid, {}).get(metric))
+                                       for qid in order]
     return list(order.values()), metrics
 
 
-def _score(metric: str, engine: str, row: dict[str, Any] | None) -> float | None:
-    if row is None:
-        return None
-    if metric == "ndcg":
-        value = row.get("ndcg")
-    elif row.get("score") is None:
-        value = None
-    elif metric == "recall":
-        value = row["score"]
-    else:  # mrr: the pooled ultimate puts its hit at rank 1 by construction: no MRR
-        value = None if engine == ULTIMATE else (1 / row["hit_rank"] if row["hit_rank"]
-                                                 else 0.0)
+def _row_scores(engine: str, figures: EngineFigures
+                ) -> Iterator[tuple[str, str, dict[str, float | None]]]:
+    """(query id, query, metric → score) of each of an engine's per-query rows."""
+    if isinstance(figures, JudgedEngine):
+        for judged in built_rows(figures):
+            yield judged["query_id"], judged["query"], {"ndcg": judged["ndcg"]}
+        return
+    for row in built_rows(figures):
+        score, rank = row["score"], row["hit_rank"]
+        # the pooled ultimate puts its hit at rank 1 by construction: no MRR
+        mrr = None if score is None or engine == ULTIMATE else (1 / rank if rank else 0.0)
+        yield row["query_id"], row["query"], {"recall": score, "mrr": mrr}
+
+
+def _rounded(value: float | None) -> float | None:
     return None if value is None else round(float(value), 4)
 
 

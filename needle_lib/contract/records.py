@@ -1,8 +1,8 @@
-"""Typed records that cross module boundaries: a case's record, the recall dump, the search
-report. JSON on disk is their serialisation (xdist ships records as plain dicts, so these
-are TypedDicts, not classes); each is built in one place: cases by :func:`recall_case_record` /
-:func:`search_case_record` here, dumps by ``recall.results.new_dump``, search reports by
-``benches.runfiles.assemble_report``.
+"""Typed records that cross module boundaries: a case's record and the recall dump. JSON on
+disk is their serialisation (xdist ships records as plain dicts, so these are TypedDicts,
+not classes); each is built in one place: cases by :func:`recall_case_record` /
+:func:`search_case_record` here, dumps by ``recall.results.new_dump``. The search report is
+a Struct of its own (``contract.report``).
 """
 
 from __future__ import annotations
@@ -168,20 +168,3 @@ class RecallDump(TypedDict):
     rescored_from: NotRequired[dict[str, Any]]
     shard: NotRequired[dict[str, Any]]
 
-
-class SearchReport(TypedDict):
-    """``results/search/<bench>__<queries>-<stamp>.json``, built by
-    ``benches.runfiles.assemble_report``: the header's fields, the pooled per-engine table
-    (``engines``, with the ``ultimate`` row) and the bench's own figures, then the header
-    and every case again so a report can be merged or re-read without its journal."""
-
-    schema_version: int
-    benchmark: str
-    kind: Literal["judged", "known_item"]
-    in_progress: bool
-    complete: bool
-    num_queries: int
-    k: int
-    engines: dict[str, dict[str, Any]]
-    header: dict[str, Any]
-    cases: list[SearchCaseRecord]

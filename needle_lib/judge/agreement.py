@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 
 from needle_lib.benches.registry import bench_named, build_report
+from needle_lib.contract.report import JudgedEngine, built_rows
 from needle_lib.contract.schema import SearchRun
 from needle_lib.errors import UsageError
 from needle_lib.judge.verdict import RELEVANT_RATING
@@ -156,10 +157,10 @@ def _per_query_ndcg(report: _Report, shared: list[str]) -> dict[str, list[float 
     built = build_report(report.header, [c for c in report.cases if c["query_id"] in keep],
                          in_progress=False)
     scores: dict[str, list[float | None]] = {}
-    for engine, summary in built["engines"].items():
-        if engine == ULTIMATE:
+    for engine, figures in built.engines.items():
+        if engine == ULTIMATE or not isinstance(figures, JudgedEngine):
             continue
-        by_query = {row["query_id"]: row["ndcg"] for row in summary["per_query"]}
+        by_query = {row["query_id"]: row["ndcg"] for row in built_rows(figures)}
         scores[engine] = [by_query.get(q) for q in shared]
     return scores
 

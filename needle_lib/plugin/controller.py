@@ -19,6 +19,7 @@ from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.benches.run_reports import SearchReports
 from needle_lib.contract.outcome import Outcome, report_outcome
 from needle_lib.contract.records import CaseRecord
+from needle_lib.contract.report import SearchReport
 from needle_lib.contract.schema import SchemaError
 from needle_lib.diskfull import DISK_FULL_EXIT, disk_full_message, is_no_space
 from needle_lib.kernel.benchmark import RunWriter
@@ -50,11 +51,11 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def incomplete_line(summary: dict[str, Any]) -> str:
+def incomplete_line(summary: SearchReport) -> str:
     """What a search summary says of a run that is not complete (the recall table's status
     column says the same, ``recall.results.run_status``): a ``-k`` or ``--engines`` that
     selects part of the bench, a skipped engine or an interrupted run is not a full run."""
-    expected = summary.get("header", {}).get("expected_cases", 0)
+    expected = summary.header.get("expected_cases", 0)
     return (f"{INCOMPLETE_STATUS}: not every one of the {expected} expected case(s) was asked "
             "and answered (a -k selection, a skipped engine or an interrupted run); this "
             "report is not a full run")
@@ -85,13 +86,13 @@ class Controller:
             results_dir(config), Path(run.report) if run.report else None, part=part,
             shard={"index": shard.index, "count": shard.count, "by": "query"} if shard else None)
         #: each family's journals and results, by the record kind it files
-        self.writers: dict[str, RunWriter[dict[str, Any]]] = {
+        self.writers: dict[str, RunWriter[dict[str, Any]] | RunWriter[SearchReport]] = {
             "recall": self.recall, "search": self.search}
         self.gates = gate_settings(config)
         #: Outcome per node id, so a teardown report can re-file its case with the verdict.
         self.settled: dict[str, Outcome] = {}
         self.finished: list[dict[str, Any]] = []
-        self.search_finished: list[dict[str, Any]] = []
+        self.search_finished: list[SearchReport] = []
         self.gate_failures: list[str] = []
         self.messages: list[str] = []
         self.ran_cases = False
@@ -195,7 +196,7 @@ class Controller:
         self.html.summarise(list(zip(self.recall.paths, self.finished, strict=True)),
                             list(zip(self.search.paths, self.search_finished, strict=True)))
         self.gate_failures = check_gates(self.finished, self.gates)
-        empty = [r["benchmark"] for r in self.search_finished if not r.get("scored_cases")]
+        empty = [r.benchmark for r in self.search_finished if not r.scored_cases]
         for bench in empty:
             self._note(f"{bench}: no case was scored (every case skipped or errored): this run "
                        f"evaluated nothing and does not pass")
@@ -223,9 +224,9 @@ class Controller:
             for pair, path in self.recall.paths.items():
                 tr.write_line(f"dump: {pair} → {path}")
         for pair, search_report in zip(self.search.paths, self.search_finished, strict=True):
-            tr.section(f"needle {search_report['benchmark']} summary")
+            tr.section(f"needle {search_report.benchmark} summary")
             tr.write_line(engine_table(search_report))
-            if not search_report.get("complete"):
+            if not search_report.complete:
                 tr.write_line(incomplete_line(search_report), yellow=True)
             tr.write_line(f"report: {self.search.paths[pair]}")
         if self.gates.active:

@@ -28,6 +28,7 @@ from pytest_metadata.plugin import metadata_key
 from needle_lib.clock import utc_now
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import CaseRecord
+from needle_lib.contract.report import SearchReport, report_fields
 from needle_lib.plugin.collect import plan_key, search_plan
 from needle_lib.plugin.internals import html_writers
 from needle_lib.plugin.scorecard import record_of
@@ -216,7 +217,7 @@ class HtmlReport:
         self.settled.note(record["pair"], report.nodeid, outcome, why, link)
 
     def summarise(self, recall: Sequence[tuple[str, dict[str, Any]]],
-                  search: Sequence[tuple[str, dict[str, Any]]]) -> None:
+                  search: Sequence[tuple[str, SearchReport]]) -> None:
         """The summary block, title and environment from what ran: (pair, dump) and
         (pair, search summary) (``-k`` decides which corpora and benches did, and under
         xdist this process never collects); pytest-html reads all three after this."""
@@ -225,11 +226,12 @@ class HtmlReport:
         self.summaries = [str(evaluation_html(recall, search, self.settled))]
         dumps = [dump for _, dump in recall]
         reports = [report for _, report in search]
-        set_needle_environment(self.config, finished_subject(dumps, reports))
+        set_needle_environment(self.config, finished_subject(
+            dumps, [report_fields(report) for report in reports]))
         if self.page is not None:
             self.page.title = run_title(
                 [(dump["corpus"]["name"], dump["model"]["key"]) for dump in dumps],
-                [(report["benchmark"], [e for e in report["engines"] if e != "ultimate"])
+                [(report.benchmark, [e for e in report.engines if e != "ultimate"])
                  for report in reports],
                 self.started)
 

@@ -19,6 +19,7 @@ from typing import Any
 from markupsafe import Markup
 
 from needle_lib.contract.outcome import Outcome
+from needle_lib.contract.report import SearchReport
 from needle_lib.recall.results import run_status
 from needle_lib.report.search_summary import engine_summary
 from needle_lib.report.terminal import MEANINGS, STYLES, effective_length_section, prompt_size
@@ -185,13 +186,13 @@ def recall_section(pair: str, dump: dict[str, Any], cases: PairCases) -> Section
         skip_reasons=tuple(cases.skip_reasons.most_common(SHOWN_SKIP_REASONS)))
 
 
-def search_section(pair: str, report: dict[str, Any], cases: PairCases) -> Section:
-    engines = [name for name in report["engines"] if name != "ultimate"]
-    judge = report.get("judge") or report.get("header", {}).get("judge")
-    subject = ", ".join(engines) + f" on {report['num_queries']} {report['benchmark']} queries"
+def search_section(pair: str, report: SearchReport, cases: PairCases) -> Section:
+    engines = [name for name in report.engines if name != "ultimate"]
+    judge = report.header.get("judge")
+    subject = ", ".join(engines) + f" on {report.num_queries} {report.benchmark} queries"
     if judge:
         subject += f", judged by {judge['model']} ({judge['prompt_version']})"
-    complete = bool(report.get("complete", not report.get("in_progress", False)))
+    complete = report.complete if report.complete is not None else not report.in_progress
     return Section(
         name=pair, subject=subject,
         outcomes={outcome.value: cases.outcomes[outcome.value] for outcome in Outcome},
@@ -216,12 +217,12 @@ def recall_table(dumps: Sequence[dict[str, Any]]) -> Table:
 
 
 def evaluation_html(recall: Sequence[tuple[str, dict[str, Any]]],
-                    search: Sequence[tuple[str, dict[str, Any]]],
+                    search: Sequence[tuple[str, SearchReport]],
                     settled: SettledCases) -> Markup:
     """The summary block: recall pairs (``(pair, dump)``) and search benches
     (``(pair, report summary)``) with their settled cases."""
     tables = [(engine_summary(report), report) for _, report in search]
-    judged = any(report.get("kind") != "known_item" for _, report in search)
+    judged = any(report.kind != "known_item" for _, report in search)
     ratings, relevant = rating_legend() if judged else ((), 0)
     return render(
         "report/evaluation.html.j2",

@@ -5,7 +5,8 @@ job summary) and for the pytest-html report, so the two never disagree."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from needle_lib.contract.report import JudgedReport, KnownItemEngine, KnownItemReport, SearchReport
 
 
 @dataclass(frozen=True)
@@ -19,24 +20,23 @@ def _cell(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def engine_summary(report: dict[str, Any]) -> EngineSummary:
-    known_item = report.get("kind") == "known_item"
-    k = report["k"]
+def engine_summary(report: SearchReport) -> EngineSummary:
+    k = report.k
+    known_item = isinstance(report, KnownItemReport)
     metrics = (f"recall@{k}", f"MRR@{k}") if known_item else (f"nDCG@{k}",)
     head = ("engine", *metrics, "scored", "search err", "judge err", "skipped", "retries",
             "p50 s", "p95 s")
-    title = f"{report['benchmark']}: {report['num_queries']} queries"
-    if not known_item:
-        title += f", {report['judged_pairs']} judged pairs"
+    title = f"{report.benchmark}: {report.num_queries} queries"
+    if isinstance(report, JudgedReport):
+        title += f", {report.judged_pairs} judged pairs"
     rows = []
-    for name, engine in report["engines"].items():
-        figures = ((_cell(engine["recall_at_k"]), _cell(engine["mrr_at_k"])) if known_item
-                   else (_cell(engine["mean_ndcg"]),))
-        lat = engine.get("latency") or {}
-        rows.append((name, *figures, str(engine["num_scored"]), str(engine["search_errors"]),
-                     str(engine["judge_errors"]), str(engine.get("skipped", 0)),
-                     str(engine.get("retries", 0)), _cell(lat.get("p50"), 2),
-                     _cell(lat.get("p95"), 2)))
+    for name, engine in report.engines.items():
+        figures = ((_cell(engine.recall_at_k), _cell(engine.mrr_at_k))
+                   if isinstance(engine, KnownItemEngine) else (_cell(engine.mean_ndcg),))
+        lat = engine.latency
+        rows.append((name, *figures, str(engine.num_scored), str(engine.search_errors),
+                     str(engine.judge_errors), str(engine.skipped), str(engine.retries),
+                     _cell(lat.p50 if lat else None, 2), _cell(lat.p95 if lat else None, 2)))
     return EngineSummary(title, head, tuple(rows))
 
 
@@ -44,7 +44,7 @@ def engine_summary(report: dict[str, Any]) -> EngineSummary:
 _WIDTHS = {"engine": 18, "nDCG": 8, "recall": 9, "MRR": 7, "search err": 10, "judge err": 9}
 
 
-def engine_table(report: dict[str, Any]) -> str:
+def engine_table(report: SearchReport) -> str:
     """The summary as a plain-text table for a terminal or a Markdown code block."""
     summary = engine_summary(report)
     widths = [_WIDTHS.get(h.split("@")[0], 7) for h in summary.head]
