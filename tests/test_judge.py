@@ -18,17 +18,12 @@ import httpx
 import pytest
 import respx
 
-from needle_lib.judge import (
-    DEFAULT_JUDGE_BASE_URL,
-    DEFAULT_JUDGE_MODEL,
-    JudgeCache,
-    JudgeError,
-    QueryProfile,
-    RelevanceJudge,
-    Verdict,
-    judge_model_config,
-)
+from needle_lib.judge.cache import JudgeCache
+from needle_lib.judge.config import DEFAULT_JUDGE_BASE_URL, DEFAULT_JUDGE_MODEL, judge_model_config
+from needle_lib.judge.judge import RelevanceJudge
 from needle_lib.judge.profile import SYSTEM_PROMPT as PROFILE_PROMPT
+from needle_lib.judge.profile import QueryProfile
+from needle_lib.judge.verdict import JudgeError, Verdict
 from needle_lib.llm import AsyncChatClient, RetryPolicy
 from needle_lib.search.types import SearchResult
 from needle_lib.tomlconf import ConfigError

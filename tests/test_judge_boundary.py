@@ -20,10 +20,12 @@ import pytest
 import respx
 
 from needle_lib.benches.plan import judged_result
-from needle_lib.judge import JudgeCache, JudgeError, RelevanceJudge, build_messages
+from needle_lib.judge.cache import JudgeCache
 from needle_lib.judge.config import judge_model_config
+from needle_lib.judge.judge import RelevanceJudge
 from needle_lib.judge.profile import SYSTEM_PROMPT as PROFILE_PROMPT
-from needle_lib.judge.verdict import MAX_REPLY_CHARS, Verdict
+from needle_lib.judge.prompt import build_messages
+from needle_lib.judge.verdict import MAX_REPLY_CHARS, JudgeError, Verdict
 from needle_lib.llm import AsyncChatClient, RetryPolicy
 from needle_lib.search import make_engine
 from needle_lib.search.bounds import (

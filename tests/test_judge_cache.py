@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from needle_lib.judge import CacheError, JudgeCache, JudgedPair, Verdict
-from needle_lib.judge.cache import ProfiledQuery
+from needle_lib.judge.cache import CacheError, JudgeCache, JudgedPair, ProfiledQuery
+from needle_lib.judge.verdict import Verdict
 
 PAIR = JudgedPair(
     model="test/judge",
@@ -105,7 +105,8 @@ def test_two_instances_interleave_on_one_file(tmp_path: Path) -> None:
 _WRITER = textwrap.dedent(
     """
     import sys
-    from needle_lib.judge import JudgeCache, JudgedPair, Verdict
+    from needle_lib.judge.cache import JudgeCache, JudgedPair
+    from needle_lib.judge.verdict import Verdict
 
     path, worker, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     cache = JudgeCache(path)
@@ -144,7 +145,8 @@ def test_processes_write_one_file_concurrently(tmp_path: Path) -> None:
 _OPENER = textwrap.dedent(
     """
     import sys
-    from needle_lib.judge import JudgeCache, JudgedPair, Verdict
+    from needle_lib.judge.cache import JudgeCache, JudgedPair
+    from needle_lib.judge.verdict import Verdict
 
     root, worker, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
     print("ready", flush=True)

@@ -8,18 +8,15 @@ from datetime import date
 
 import pytest
 
-from needle_lib.judge import (
-    GATES,
+from needle_lib.judge.parse import parse_verdict
+from needle_lib.judge.profile import QueryProfile, parse_profile
+from needle_lib.judge.prompt import (
     JUDGE_PROMPT_VERSION,
-    LABELS,
-    JudgeError,
-    QueryProfile,
+    MAX_EVIDENCE_CHARS,
     build_messages,
     cut_evidence,
-    parse_profile,
-    parse_verdict,
 )
-from needle_lib.judge.prompt import MAX_EVIDENCE_CHARS
+from needle_lib.judge.verdict import GATES, LABELS, JudgeError
 from needle_lib.search.types import SearchResult
 
 TODAY = date(2026, 5, 12)

@@ -19,13 +19,15 @@ from evalrun import run_evals
 
 from needle_lib.cli import main
 from needle_lib.contract.schema import SchemaError, validate_search_run
-from needle_lib.judge import JudgeCache, JudgeError, RelevanceJudge, Verdict
 from needle_lib.judge.answer import AnswerJudge, parse_yes_no
+from needle_lib.judge.cache import JudgeCache
 from needle_lib.judge.identity import judge_setup, with_judge_seen
+from needle_lib.judge.judge import RelevanceJudge
 from needle_lib.judge.parse import parse_verdict
 from needle_lib.judge.profile import PROFILE_PROMPT_VERSION, parse_profile
 from needle_lib.judge.prompt import JUDGE_PROMPT_VERSION
 from needle_lib.judge.schemas import ANSWER_SCHEMA, PROFILE_SCHEMA, VERDICT_SCHEMA
+from needle_lib.judge.verdict import JudgeError, Verdict
 from needle_lib.llm import AsyncChatClient, LLMHTTPError, RetryPolicy, make_async_chat_client
 from needle_lib.llm.config import resolve_model
 from needle_lib.llm.formats import JsonSchema, refuses_format, response_format

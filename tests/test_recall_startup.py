@@ -21,10 +21,7 @@ from needle_lib.paths import REPO_ROOT
 NOT_FOR_RECALL = (
     "needle_lib.search",
     "needle_lib.judge",
-    # the search metrics (recall's effective length uses needle_lib.metrics.bootstrap)
-    "needle_lib.metrics.ndcg",
-    "needle_lib.metrics.overlap",
-    "needle_lib.metrics.urls",
+    "needle_lib.metrics",
     "needle_lib.dashboard",
     "needle_lib.continuous",
     "needle_lib.benches.finance",
@@ -62,8 +59,17 @@ def _write():
 """
 
 
+#: Light modules of those packages a recall run does use: the packages themselves (they
+#: re-export nothing), the bootstrap of the effective context length, and the helper that
+#: adds the judges seen to a report header (the run-file reader is shared).
+RECALL_MAY_LOAD = frozenset({"needle_lib.judge", "needle_lib.judge.identity",
+                             "needle_lib.metrics", "needle_lib.metrics.bootstrap",
+                             "needle_lib.metrics.latency"})
+
+
 def _loaded(modules: list[str], names: tuple[str, ...]) -> list[str]:
-    return [m for m in modules if any(m == n or m.startswith(n + ".") for n in names)]
+    return [m for m in modules if m not in RECALL_MAY_LOAD
+            and any(m == n or m.startswith(n + ".") for n in names)]
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -18,10 +18,10 @@ from needle_lib.benches.known_item import KnownItemBench, Match, first_rank, nee
 from needle_lib.benches.plan import SearchCase, SearchClients
 from needle_lib.benches.registry import bench_named
 from needle_lib.benches.rows import row_day
-from needle_lib.judge import JudgeError, Verdict
 from needle_lib.judge.base import JudgeSeen, unseen
 from needle_lib.judge.profile import QueryProfile
 from needle_lib.judge.tally import counting
+from needle_lib.judge.verdict import JudgeError, Verdict
 from needle_lib.search.bounds import cap_snippet
 from needle_lib.search.types import MissingAPIKey, SearchOutcome, SearchResult
 from needle_lib.tomlconf import ConfigError

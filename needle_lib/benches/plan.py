@@ -21,10 +21,11 @@ from needle_lib.benches.known_item import Match
 from needle_lib.benches.queries import Query, file_sha256, load_queries, sample_queries
 from needle_lib.benches.registry import bench_named, select_queries
 from needle_lib.contract.records import SearchResultRecord
-from needle_lib.judge import JudgeError, RelevanceJudge, Verdict
 from needle_lib.judge.answer import AnswerJudge
 from needle_lib.judge.config import judge_model_config
 from needle_lib.judge.identity import judge_setup
+from needle_lib.judge.judge import RelevanceJudge
+from needle_lib.judge.verdict import JudgeError, Verdict
 from needle_lib.kernel.loop_thread import LoopThread
 from needle_lib.names import id_part, safe_file_name, unique_query_labels
 from needle_lib.net.slots import CallSlots

@@ -15,10 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NotRequired, TypedDict
 
-from needle_lib.judge.answer import ANSWER_PROMPT_VERSION
-from needle_lib.judge.profile import PROFILE_PROMPT_VERSION
-from needle_lib.judge.prompt import JUDGE_PROMPT_VERSION
-
 
 class JudgeSetup(TypedDict):
     """A search header's ``judge`` block (``contract.schema.JudgeSetup`` validates it)."""
@@ -35,6 +31,12 @@ class JudgeSetup(TypedDict):
 
 def judge_setup(model: str, kind: str, concurrency: int) -> JudgeSetup:
     """The ``judge`` block of a ``kind`` bench's header before any call is made."""
+    # imported here: the report readers use ``with_judge_seen`` on every run, recall's too,
+    # and the judges' modules bring the engines and asyncio with them
+    from needle_lib.judge.answer import ANSWER_PROMPT_VERSION
+    from needle_lib.judge.profile import PROFILE_PROMPT_VERSION
+    from needle_lib.judge.prompt import JUDGE_PROMPT_VERSION
+
     if kind == "judged":
         return JudgeSetup(model=model, prompt_version=JUDGE_PROMPT_VERSION,
                           profile_prompt_version=PROFILE_PROMPT_VERSION,

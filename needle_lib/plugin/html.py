@@ -110,8 +110,8 @@ def attach_extra(report: pytest.TestReport, kind: str, content: str, **how: str)
 
 
 def _judge_prompts(plan: SearchPlan) -> str:
-    from needle_lib.judge import JUDGE_PROMPT_VERSION
     from needle_lib.judge.answer import ANSWER_PROMPT_VERSION
+    from needle_lib.judge.prompt import JUDGE_PROMPT_VERSION
 
     prompts = f"{JUDGE_PROMPT_VERSION} (judged benches)"
     if plan.answer_judge:

@@ -19,8 +19,7 @@ from needle_lib.benches.known_item import KnownItemBench, combined_rank, first_r
 from needle_lib.benches.plan import SearchCase, SearchClients, judged_result, matched_result
 from needle_lib.benches.registry import bench_named
 from needle_lib.contract.records import SearchCaseRecord, search_case_record
-from needle_lib.judge import JudgeError
-from needle_lib.judge.verdict import RELEVANT_RATING
+from needle_lib.judge.verdict import RELEVANT_RATING, JudgeError
 from needle_lib.net.slots import CallSlots
 from needle_lib.plugin.collect import search_case_of, search_plan
 from needle_lib.plugin.fixtures import fail_fast, tripped
