@@ -24,7 +24,7 @@ from needle_lib.benches.news.parse import (
     parse_traffic,
     parse_trends,
 )
-from needle_lib.benches.news.project import Projector, read_reply
+from needle_lib.benches.news.project import Projector, read_reply, reply_line
 from needle_lib.benches.news.select import funnel_trends, pick_per_feed, query_key, similar
 from needle_lib.benches.news.sources import FeedClient, TrendsClient
 from needle_lib.benches.rows import query_id, write_rows
@@ -243,6 +243,16 @@ def test_query_dedupe_ignores_filler_words_months_and_years() -> None:
 def test_reply_reading(reply: str, query: str | None, outcome: str) -> None:
     projection = read_reply(reply)
     assert (projection.query, projection.outcome) == (query, outcome)
+    # the same line asked for as structured output reads the same
+    structured = read_reply(reply_line(json.dumps({"query": reply})))
+    assert (structured.query, structured.outcome) == (query, outcome)
+
+
+@pytest.mark.parametrize("content", ['{"answer": "x"}', '["fed holds rates"]', "{not json",
+                                     '{"query": 3}'])
+def test_a_reply_outside_the_schema_is_read_as_text(content: str) -> None:
+    """A server that took ``response_format`` and ignored it: the text rules judge it."""
+    assert reply_line(content) == content
 
 
 # --- whole runs --------------------------------------------------------------------------------
@@ -314,6 +324,8 @@ async def test_both_sources_make_one_cohort(server: FakeNewsServer) -> None:
     # the espn query), evergreen recipe (refused)
     assert texts == ["lakers trade for star", "dense retrieval for rare",
                      "city council passes transit", "fed rate decision"]
+    # every projection asked for the schema (the fake, like OpenAI's API, takes it)
+    assert set(server.formats) == {"json_schema"}
     assert {row["topical_domain"] for row in rows} == {"sports", "science", "local_civic",
                                                         "other"}
     espn, fed = rows[0], rows[-1]

@@ -6,7 +6,9 @@ One real HTTP server on 127.0.0.1 serves:
   an HTML page, an XML entity bomb and (for any unknown name) a 404;
 - Google Trends' trending RSS at ``/trending/rss?geo=<GEO>`` (the ``ht:`` namespace, several
   ``ht:news_item`` per topic, as the live feed sends them);
-- an OpenAI-compatible ``/v1/chat/completions`` that projects items into queries: the first
+- an OpenAI-compatible ``/v1/chat/completions`` that projects items into queries (asked for
+  structured output, it answers ``{"query": …}`` as a grammar-constrained server would; the
+  shapes asked are counted in ``formats``): the first
   four words of the title or topic, lowercased; ``NO_NEWS_EVENT`` for a title containing
   "evergreen"; a rambling sentence for "ramble"; a cut-off reply for "truncate".
 
@@ -31,6 +33,7 @@ from xml.sax.saxutils import escape
 from needle_lib.clock import utc_now
 from needle_lib.testing.chat import completion, message_texts
 from needle_lib.testing.loopback import LoopbackServer, Response
+from needle_lib.testing.structured import asked_format
 
 BOMB = (
     '<?xml version="1.0"?>\n<!DOCTYPE rss [<!ENTITY a "aaaaaaaaaa">'
@@ -195,6 +198,8 @@ class FakeNewsServer(LoopbackServer):
         self.now = now
         self.requests: Counter[str] = Counter()
         self.user_agents: Counter[str] = Counter()
+        #: the ``response_format`` shape of each projection request (``text``: none)
+        self.formats: Counter[str] = Counter()
         self._lock = threading.Lock()
         super().__init__()
 
@@ -221,7 +226,13 @@ class FakeNewsServer(LoopbackServer):
         parsed = urlparse(path)
         self._count(parsed.path.split("/")[1], headers.get("User-Agent", ""))
         if parsed.path.endswith("/chat/completions"):
-            content, finish = project(message_texts(json.loads(body)))
+            request = json.loads(body)
+            content, finish = project(message_texts(request))
+            shape = asked_format(request).shape
+            with self._lock:
+                self.formats[shape] += 1
+            if shape != "text":
+                content = json.dumps({"query": content})
             payload = completion(content, model="fake-projector", finish_reason=finish,
                                  id="fake")
             return 200, "application/json", json.dumps(payload).encode()

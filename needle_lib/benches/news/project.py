@@ -7,23 +7,34 @@ explainers: anything whose best result would be the same a month from now) is re
 a sentinel and dropped, counted as ``evergreen``. Replies are one line; anything else
 (a question, too many words, an empty line) is counted as ``off_format`` and dropped.
 
+The reply is asked for as ``{"query": …}`` under a JSON Schema where the server supports
+structured output (``llm.structured``: a small local model otherwise wraps its line in
+prose), and read as plain text where it does not; either way the same rules judge the line.
+
 Every wording change must bump ``PROJECTION_PROMPT_VERSION``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 from needle_lib.benches.news.parse import FeedItem, Trend
 from needle_lib.llm import AsyncChatClient, LLMError
+from needle_lib.llm.formats import JsonSchema
+from needle_lib.llm.structured import StructuredOutput
 
 PROJECTION_PROMPT_VERSION = "news-projection-v1"
 SENTINEL = "NO_NEWS_EVENT"
 MIN_WORDS, MAX_WORDS = 2, 6
 SUMMARY_CHARS = 500
+#: The reply's one field; its length bounds a rambling model under a grammar.
+PROJECTION_SCHEMA = JsonSchema("news_query", {
+    "type": "object", "properties": {"query": {"type": "string", "maxLength": 120}},
+    "required": ["query"], "additionalProperties": False})
 DEFAULT_LLM_CONCURRENCY = 8
 
 _RULES = f"""\
@@ -55,6 +66,17 @@ class Projection:
     query: str | None
     outcome: str  # "query" | "evergreen" | "off_format" | "llm_error"
     detail: str = ""
+
+
+def reply_line(content: str) -> str:
+    """The ``query`` of a structured reply; a plain-text reply as it is (a server without
+    structured output, or one that took the field and ignored it)."""
+    try:
+        reply = json.loads(content)
+    except ValueError:
+        return content
+    query = reply.get("query") if isinstance(reply, dict) else None
+    return query if isinstance(query, str) else content
 
 
 def read_reply(text: str) -> Projection:
@@ -102,15 +124,18 @@ class Projector:
         if concurrency < 1:
             raise ValueError(f"LLM concurrency must be at least 1, got {concurrency}")
         self.client = client
+        #: the structured-output shape the server accepts, learnt from its answers
+        self.structured = StructuredOutput()
         self._slots = asyncio.Semaphore(concurrency)
 
     async def project(self, messages: list[dict[str, Any]]) -> Projection:
         async with self._slots:
             try:
-                result = await self.client.complete(messages)
+                result = await self.structured.complete(self.client, messages,
+                                                        PROJECTION_SCHEMA)
             except LLMError as exc:
                 return Projection(None, "llm_error", str(exc))
         if result.finish_reason == "length":
             return Projection(None, "llm_error", "reply truncated at max_tokens "
                               f"({self.client.config.max_tokens})")
-        return read_reply(result.content)
+        return read_reply(reply_line(result.content))
