@@ -458,6 +458,13 @@ def _sharing_values() -> Callable[[Any], None]:
 JournalObject = dict[str, Any]
 
 
+def _json_type(value: object) -> str:
+    """``value``'s JSON type as msgspec's messages name it (``array``, ``int``, ``null``…),
+    so a hand check reads like the schema's own."""
+    names = {bool: "bool", int: "int", float: "float", str: "str", list: "array"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
 def journal_entries(path: Path) -> Iterator[tuple[int, str, JournalObject]]:
     """(line number, ``"header"`` or ``"case"``, the record) of each line of a run journal
     (search or recall), in order, untyped: the caller validates. A line that is not JSON is
@@ -483,7 +490,8 @@ def journal_entries(path: Path) -> Iterator[tuple[int, str, JournalObject]]:
                     if kind in entry:
                         record = entry[kind]
                         if not isinstance(record, dict):
-                            raise SchemaError(f"{path}:{number}: '{kind}' is not an object")
+                            raise SchemaError(f"{path}:{number}: Expected `object`, got "
+                                              f"`{_json_type(record)}` - at `$.{kind}`")
                         yield number, kind, record
                         break
     except OSError as exc:
