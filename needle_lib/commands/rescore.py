@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from needle_lib.console import want_color
+from needle_lib.contract.outcome import Outcome
 from needle_lib.recall.corpus import ScoringPolicy
 from needle_lib.recall.journal import read_recall_run
 from needle_lib.recall.rescore import dump_corpus, rescore_dump
-from needle_lib.recall.results import FAILED
 from needle_lib.report.terminal import case_headline, composition_line, explain_case, summary_table
 
 
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     for case in rescored["cases"]:
         if case["case_id"] not in diffs:
             print(f"=== {case['function']}  [{case['outcome'].upper()}] (not re-scored) ===")
-        elif case["outcome"] == FAILED:
+        elif case["outcome"] == Outcome.FAILED:
             print(explain_case(case, diffs[case["case_id"]], color=color))
         else:
             print(case_headline(case))

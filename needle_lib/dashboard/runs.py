@@ -12,6 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from needle_lib.contract.outcome import is_scored
 from needle_lib.contract.schema import (
     SchemaError,
     validate_recall_dump,
@@ -21,7 +22,6 @@ from needle_lib.names import is_plain
 from needle_lib.recall.journal import read_dump, read_recall_run
 from needle_lib.recall.prompt import PROMPT_VERSION
 from needle_lib.recall.results import (
-    FAILED,
     INCOMPLETE_STATUS,
     INVALID_STATUS,
     PASSED,
@@ -95,7 +95,7 @@ class Run:
     @property
     def valid_cases(self) -> list[dict[str, Any]]:
         """Cases the model answered; errors and skips say nothing about its quality."""
-        return [c for c in self.cases if c["outcome"] in (PASSED, FAILED)]
+        return [c for c in self.cases if is_scored(c["outcome"])]
 
     @property
     def measured_prompt_tokens(self) -> int | None:

@@ -28,7 +28,14 @@ SCHEMA_VERSION = 2
 #: Characters kept of a recall answer, and of its reasoning: the head, scored and stored.
 STORED_ANSWER_CHARS = 65_536
 
-PASSED, FAILED, ERROR, SKIPPED = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED
+PASSED, SKIPPED = Outcome.PASSED, Outcome.SKIPPED
+
+
+def summary_key(outcome: Outcome) -> str:
+    """The dump summary's count of ``outcome``: its value, but ``errors`` for ERROR (as
+    every dump has spelled it). Plain strings: a summary reads the same from memory (a
+    journal folded on read, then validated) as from its file."""
+    return "errors" if outcome is Outcome.ERROR else outcome.value
 
 
 #: A run's status in every rendering (terminal, HTML report, dashboards, gates): an invalid
@@ -137,12 +144,7 @@ def summarize(cases: list[dict[str, Any]], expected: int) -> dict[str, Any]:
         "cases": len(cases),
         "expected": expected,
         "not_run": max(0, expected - len(cases)),
-        # plain strings: a summary reads the same from memory (a journal folded on read, then
-        # validated) as from its file
-        PASSED.value: outcomes.count(PASSED),
-        FAILED.value: outcomes.count(FAILED),
-        "errors": outcomes.count(ERROR),
-        SKIPPED.value: outcomes.count(SKIPPED),
+        **{summary_key(outcome): outcomes.count(outcome) for outcome in Outcome},
         # Skips that are verdicts: answered, with nothing to score under the policy.
         "unscored": sum(is_policy_skip(c) for c in cases),
         "matched": matched,
@@ -176,9 +178,9 @@ def finalize(dump: dict[str, Any], *, in_progress: bool) -> dict[str, Any]:
     summary = summarize(cases, expected)
     dump["summary"] = summary
     dump["in_progress"] = in_progress
-    dump["valid"] = summary["errors"] == 0
+    dump["valid"] = summary[summary_key(Outcome.ERROR)] == 0
     # Complete means every case was asked and answered (a policy skip was); errors are
     # reported by ``valid`` instead.
-    not_answered = summary[SKIPPED] - summary["unscored"]
+    not_answered = summary[summary_key(SKIPPED)] - summary["unscored"]
     dump["complete"] = not in_progress and summary["not_run"] == 0 and not_answered == 0
     return dump

@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.report import SearchReport
-from needle_lib.recall.results import run_status
+from needle_lib.recall.results import run_status, summary_key
 from needle_lib.report.search_summary import engine_summary
 from needle_lib.report.terminal import MEANINGS, STYLES, effective_length_section, prompt_size
 from needle_lib.templates import render
@@ -162,13 +162,16 @@ class Section:
     skip_reasons: tuple[tuple[str, int], ...]
 
 
+#: (outcome, how a count of it reads: "3 errors"), in the contract's order
+COUNT_LABELS = tuple((outcome.value, summary_key(outcome)) for outcome in Outcome)
+
+
 def _pct(value: float | None) -> str | None:
     return None if value is None else f"{value:.1f}%"
 
 
 def _counts(summary: dict[str, Any]) -> dict[str, int]:
-    return {"passed": summary["passed"], "failed": summary["failed"],
-            "error": summary["errors"], "skipped": summary["skipped"]}
+    return {outcome.value: summary[summary_key(outcome)] for outcome in Outcome}
 
 
 def recall_section(pair: str, dump: dict[str, Any], cases: PairCases) -> Section:
@@ -234,4 +237,5 @@ def evaluation_html(recall: Sequence[tuple[str, dict[str, Any]]],
         diff_legend=DIFF_LEGEND if recall else (),
         rating_legend=ratings,
         relevant=relevant,
+        count_labels=COUNT_LABELS,
     )
