@@ -242,6 +242,9 @@ def test_known_item_resume_with_the_backstop_asks_only_the_errored_case(
     with serve(monkeypatch, tmp_path, "whole", scripted=fixed):
         run_evals(pytester, tmp_path / "whole", *args, module="")
     _, whole = the_report(tmp_path / "whole", "finance")
+    # a case the backstop was not asked about records no judge identity, whatever ran first
+    unasked = [c for c in whole["cases"] if c["judged"] == 0]
+    assert unasked and all(c["judge_served_model"] is None for c in unasked)
 
     results = tmp_path / "resumed"
     with serve(monkeypatch, tmp_path, "first", scripted=SCRIPT):  # brave errors on one row

@@ -128,5 +128,7 @@ async def fetch_matched(clients: SearchClients, case: SearchCase,
         except ConfigError as exc:
             return MatchedWork(searched, shown, matches, unconfigured=exc)
         answers = await judge.decide_many(case.query.query, bench.judge_context(gold), ask)
+    # a case that asked nothing saw nothing: the judge's identity is the process's, learnt
+    # from whichever case asked first, so recording it here would depend on case order
     return MatchedWork(searched, shown, matches, answers, len(ask), tally.requests,
-                       seen=judge.seen())
+                       seen=judge.seen() if ask else unseen())
