@@ -20,6 +20,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from needle_lib.jsonio import JSONObject
 from needle_lib.tomlconf import ConfigError
 
 
@@ -79,7 +80,7 @@ def dedupe_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return kept
 
 
-def write_rows(rows: Iterable[dict[str, Any]], out: str) -> int:
+def write_rows(rows: Iterable[JSONObject], out: str) -> int:
     """Write JSONL rows to ``out`` (``-`` = stdout); returns how many were written.
 
     A file is written whole to a temp name and renamed, so an interrupted generation never

@@ -33,6 +33,7 @@ from needle_lib.contract.history import (
     UniquenessRow,
 )
 from needle_lib.contract.outcome import is_skipped
+from needle_lib.contract.records import BenchCaseRecord, SearchResultRecord
 from needle_lib.contract.report import (
     EngineFigures,
     JudgedEngine,
@@ -208,7 +209,7 @@ def _history_row(base: RunRow, engine: str, figures: EngineFigures, *, complete:
     return row
 
 
-def _answered(cases: list[dict[str, Any]]) -> list[dict[str, dict[str, Any]]]:
+def _answered(cases: list[BenchCaseRecord]) -> list[dict[str, BenchCaseRecord]]:
     """Per query, the cases of engines whose search succeeded (skips and failures are out:
     an engine that did not answer neither shares nor misses URLs)."""
     return list(by_query(c for c in cases
@@ -216,13 +217,13 @@ def _answered(cases: list[dict[str, Any]]) -> list[dict[str, dict[str, Any]]]:
                 .values())
 
 
-def _rated_urls(answered: list[dict[str, dict[str, Any]]], kind: str):
+def _rated_urls(answered: list[dict[str, BenchCaseRecord]], kind: str):
     return [{engine: [(r["url"], r.get("rating") if kind == "judged" else None)
                       for r in case["results"]] for engine, case in present.items()}
             for present in answered]
 
 
-def _relevant(kind: str, case: dict[str, Any], rank: int, result: dict[str, Any]) -> bool:
+def _relevant(kind: str, case: BenchCaseRecord, rank: int, result: SearchResultRecord) -> bool:
     """Judged: rated "highly meets" or better; known-item: the result that carried the gold."""
     if kind == "judged":
         rating = result.get("rating")
@@ -230,7 +231,7 @@ def _relevant(kind: str, case: dict[str, Any], rank: int, result: dict[str, Any]
     return case.get("hit_rank") == rank
 
 
-def _relevant_urls(answered: list[dict[str, dict[str, Any]]], kind: str):
+def _relevant_urls(answered: list[dict[str, BenchCaseRecord]], kind: str):
     return [{engine: [(r["url"], _relevant(kind, case, rank, r))
                       for rank, r in enumerate(case["results"], start=1)]
              for engine, case in present.items()} for present in answered]

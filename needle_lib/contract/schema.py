@@ -45,6 +45,7 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from needle_lib.contract.outcome import Outcome
+from needle_lib.contract.records import BenchCaseRecord
 from needle_lib.contract.records import RecallDump as RecallDumpRecord
 from needle_lib.names import is_plain
 from needle_lib.tomlconf import ConfigError
@@ -378,7 +379,10 @@ def read_recall_dump(path: Path) -> RecallDumpRecord:
     return validate_recall_dump(path, data)
 
 
-SearchRun = tuple[dict[str, Any], list[dict[str, Any]]]
+#: A search run read back: its header and its cases. The cases are validated against
+#: :class:`SearchCase` (the fields every case shares); a bench's own fields (gold, ranks,
+#: the judge's profile) ride along as written, which the folds read with defaults.
+SearchRun = tuple[dict[str, Any], list[BenchCaseRecord]]
 
 
 def _check_bench(where: str, header: dict[str, Any]) -> None:
@@ -405,7 +409,7 @@ def validate_search_run(path: Path, header: Any, cases: Any, *,
     except msgspec.ValidationError as exc:
         raise _fail(where, exc, data) from None
     _check_bench(where, header)
-    return header, cases
+    return header, cast(list[BenchCaseRecord], cases)  # validated above
 
 
 def read_search_report(path: Path) -> SearchRun:
@@ -533,4 +537,4 @@ def _read_search_journal(path: Path) -> SearchRun:
             cases[(case["query_id"], case["engine"])] = case
     if header is None:
         raise SchemaError(f"{path}: journal has no header line")
-    return header, list(cases.values())
+    return header, cast(list[BenchCaseRecord], list(cases.values()))  # validated line by line

@@ -45,7 +45,7 @@ import pytest
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.benches.runfiles import read_run
 from needle_lib.contract.outcome import is_answered
-from needle_lib.contract.records import SearchCaseRecord
+from needle_lib.contract.records import BenchCaseRecord, SearchCaseRecord
 from needle_lib.contract.schema import (
     SchemaError,
     validate_recall_dump,
@@ -283,14 +283,14 @@ def plan_search_resume(config: pytest.Config, plan: SearchPlan) -> None:
 
 def _decide(
     config: pytest.Config, plan: SearchPlan, bench: str
-) -> tuple[BenchResume, list[dict[str, Any]]]:
+) -> tuple[BenchResume, list[BenchCaseRecord]]:
     """The newest earlier run of ``bench`` from this setup (and shard) and its answered
     cases; a refusal naming how the newest differs when earlier runs exist and none is of
     this setup."""
     shard = _shard_of(config)
     candidates, looked_in = _candidates(config, plan, bench)
 
-    def runs() -> Iterator[tuple[Path, dict[str, Any], tuple[Path, list[dict[str, Any]]]]]:
+    def runs() -> Iterator[tuple[Path, dict[str, Any], tuple[Path, list[BenchCaseRecord]]]]:
         for path in candidates:
             if path.stat().st_size == 0:
                 continue  # a name another run has just reserved: nothing written yet
@@ -349,7 +349,7 @@ def _shard_of_header(header: dict[str, Any]) -> tuple[Any, Any] | None:
 
 
 def _store(
-    store: sqlite3.Connection, decision: BenchResume, answered: list[dict[str, Any]]
+    store: sqlite3.Connection, decision: BenchResume, answered: list[BenchCaseRecord]
 ) -> None:
     """Copy the answered cases where every process of the run finds them."""
     if decision.source is None:
