@@ -19,8 +19,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
+
 from needle_lib.contract.history import RunEntry
 from needle_lib.metrics.ndcg import ULTIMATE
+from needle_lib.templates import render
 
 CHUNK = 100
 PAGE = 25
@@ -126,12 +129,9 @@ def write_run_data(folder: Path, entry: RunEntry) -> int:
 def browser_html(up: str, runs: list[tuple[str, str]]) -> str:
     """The browser's mount point; ``runs`` are (run key, folder of its data, relative to
     the page); ``up`` leads from the page to the ``search/`` folder."""
-    scripts = "".join(f'<script src="{folder}index.js"></script>' for _, folder in runs)
-    bases = _js({key: folder for key, folder in runs})
-    return (f'<div id="judgements" class="browser"><p>Loading the judgement browser… '
-            "(needs JavaScript)</p></div>"
-            f'<script src="{up}{SCRIPT}"></script>{scripts}'
-            f'<script>needleBrowser(document.getElementById("judgements"), {bases});</script>')
+    return str(render("dashboard/browser.html.j2", up=up, script=SCRIPT,
+                      folders=[folder for _, folder in runs],
+                      bases=Markup(_js({key: folder for key, folder in runs}))))
 
 
 #: The browser itself (plain JavaScript, no library), shipped beside this module.
