@@ -292,7 +292,7 @@ def _origins(history: Site, bench: str) -> str:
     for row in history.daily:
         if row["bench"] == bench:
             origin = row.get("query_origin")
-            text = gold_words({"gold": origin}) if isinstance(origin, dict) else str(
+            text = gold_words(origin) if isinstance(origin, dict) else str(
                 origin or "not recorded")
             seen[text] = seen.get(text, 0) + 1
     if not seen:
