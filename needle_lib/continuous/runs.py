@@ -33,6 +33,7 @@ from needle_lib.contract.history import (
     UniquenessRow,
 )
 from needle_lib.contract.outcome import is_skipped
+from needle_lib.contract.records import SearchResultRecord
 from needle_lib.contract.report import (
     EngineFigures,
     JudgedEngine,
@@ -222,16 +223,17 @@ def _rated_urls(answered: list[dict[str, dict[str, Any]]], kind: str):
             for present in answered]
 
 
-def _relevant(kind: str, case: dict[str, Any], rank: int, result: dict[str, Any]) -> bool:
-    """Judged: rated "highly meets" or better; known-item: the result that carried the gold."""
+def _relevant(kind: str, hit_rank: int | None, rank: int, result: SearchResultRecord) -> bool:
+    """Judged: rated "highly meets" or better; known-item: the result that carried the gold
+    (at the case's ``hit_rank``)."""
     if kind == "judged":
         rating = result.get("rating")
         return rating is not None and rating >= RELEVANT_RATING
-    return case.get("hit_rank") == rank
+    return hit_rank == rank
 
 
 def _relevant_urls(answered: list[dict[str, dict[str, Any]]], kind: str):
-    return [{engine: [(r["url"], _relevant(kind, case, rank, r))
+    return [{engine: [(r["url"], _relevant(kind, case.get("hit_rank"), rank, r))
                       for rank, r in enumerate(case["results"], start=1)]
              for engine, case in present.items()} for present in answered]
 
@@ -284,8 +286,9 @@ def _trimmed(report: dict[str, Any]) -> dict[str, Any]:
     return {**kept, "engines": engines}
 
 
-def _cut(result: dict[str, Any]) -> dict[str, Any]:
+def _cut(result: SearchResultRecord) -> SearchResultRecord:
     snippet = result.get("snippet")
     if isinstance(snippet, str) and len(snippet) > SNIPPET_KEEP:
-        return {**result, "snippet": snippet[:SNIPPET_KEEP] + "…"}
+        cut: SearchResultRecord = {**result, "snippet": snippet[:SNIPPET_KEEP] + "…"}
+        return cut
     return result

@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 
 from needle_lib.benches.registry import bench_named, build_report
+from needle_lib.contract.records import SearchResultRecord
 from needle_lib.contract.report import JudgedEngine, built_rows
 from needle_lib.contract.schema import SearchRun
 from needle_lib.errors import UsageError
@@ -105,7 +106,7 @@ class _Report:
     cases: list[dict[str, Any]]
 
 
-def _evidence_key(query_id: str, result: dict[str, Any]) -> tuple[str, str, str, str]:
+def _evidence_key(query_id: str, result: SearchResultRecord) -> tuple[str, str, str, str]:
     return (query_id, normalize_url(result["url"]), str(result.get("title") or ""),
             str(result.get("snippet") or ""))
 
