@@ -83,7 +83,9 @@ class PublishedRun:
     run_id: str
     ts: str
     complete: bool
-    #: The report as the run browser shows it (``_trimmed``), in its file's shape.
+    #: The report as the run browser shows it (``_trimmed``), in its file's shape: the layout
+    #: of ``contract.report.report_fields`` (which types it so: a known-item engine's
+    #: ``by_<group>`` keys are named after its bench's groups), kept as ``RunEntry.report``.
     report: dict[str, Any]
     #: The report's figures without its rows (what ``needle publish`` prints).
     summary: SearchReport
@@ -122,6 +124,7 @@ def parse_ts(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+# TODO(merge): the search run header has no declared type yet (read_run gives a dict)
 def _started(path: Path, header: dict[str, Any]) -> datetime:
     value = header.get("started_at")
     if value is not None:
@@ -209,6 +212,7 @@ def _history_row(base: RunRow, engine: str, figures: EngineFigures, *, complete:
     return row
 
 
+# TODO(merge): SearchCaseRecord once read_run and benches.registry.by_query return it
 def _answered(cases: list[dict[str, Any]]) -> list[dict[str, dict[str, Any]]]:
     """Per query, the cases of engines whose search succeeded (skips and failures are out:
     an engine that did not answer neither shares nor misses URLs)."""
@@ -276,7 +280,9 @@ def _rounded(value: float | None) -> float | None:
 
 def _trimmed(report: dict[str, Any]) -> dict[str, Any]:
     """The report for the latest-run browser: raw cases dropped (the per-query rows carry
-    every result), snippets cut to ``SNIPPET_KEEP`` characters."""
+    every result), snippets cut to ``SNIPPET_KEEP`` characters. In and out in the file's
+    layout (``PublishedRun.report``): the copy is written as it is laid out, key order
+    included."""
     engines = {}
     for engine, summary in report["engines"].items():
         rows = [{**row, "results": [_cut(r) for r in row.get("results", [])]}

@@ -16,6 +16,7 @@ from plotly.subplots import make_subplots
 
 from needle_lib.contract.outcome import is_scored
 from needle_lib.dashboard.paired import PairedComparison
+from needle_lib.dashboard.plotly_spec import ErrorBars
 from needle_lib.dashboard.positions import DEPTH_BINS, NovelSize, bin_label, depth_bin
 from needle_lib.dashboard.runs import Run, lines_matched, lines_scored
 from needle_lib.metrics.bootstrap import Interval
@@ -54,7 +55,7 @@ def _outline_columns(fig: go.Figure, runs: Sequence[Run]) -> None:
                           xref="x", yref="y domain", line={"color": ALERT, "width": 3})
 
 
-def _error_bars(intervals: Sequence[Interval | None]) -> dict[str, Any]:
+def _error_bars(intervals: Sequence[Interval | None]) -> ErrorBars:
     return {
         "type": "data", "symmetric": False, "color": "#333",
         "array": [i.high - i.estimate if i else 0 for i in intervals],

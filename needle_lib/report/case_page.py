@@ -73,6 +73,7 @@ class CaseDetailPage:
             self._fh = None
 
 
+# TODO(merge): SearchCaseRecord once it declares ``teardown_error`` (searchcase)
 def _why(case: dict[str, Any]) -> list[tuple[str, str]]:
     """The case's verdict line, or why it has none (its error or skip reason)."""
     lines = [

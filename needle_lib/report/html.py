@@ -26,6 +26,7 @@ class DiffLine:
     style: str
 
 
+# TODO(merge): RecallCaseRecord once report.terminal and the composition are typed (recallrec)
 def diff_html(case: dict[str, Any], diff: Iterable[Sequence[str]]) -> Markup:
     """The case's one rendering in the report: headline, composition, legend, coloured
     diff (the plain-text failure message is dropped from the log, see the controller)."""
