@@ -102,7 +102,7 @@ class JudgeAgreement(msgspec.Struct, kw_only=True):
 @dataclass(frozen=True)
 class _Report:
     path: Path
-    header: dict[str, Any]
+    header: dict[str, Any]  # TODO(merge): as read_run types the header
     cases: list[BenchCaseRecord]
 
 

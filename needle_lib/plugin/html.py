@@ -205,8 +205,8 @@ class HtmlReport:
         """A settled case's extras (a recall diff, or a search case's detail link), and
         its line in the summary."""
         link = None
-        # TODO(merge): the report modules' readers take dict[str, Any] until their typed
-        # versions land (branches readers, recallrec); the records are typed here
+        # TODO(merge): recall's and search_why's readers take dict[str, Any] until their
+        # typed versions land (branch recallrec owns report/evaluation.py)
         if record["kind"] == "recall":
             case = record["case"]
             if record.get("diff") is not None:
@@ -215,7 +215,7 @@ class HtmlReport:
         else:
             search_case = record["case"]
             if self.detail is not None:
-                link = self.detail.add(report.nodeid, search_case, outcome)  # type: ignore[arg-type]
+                link = self.detail.add(report.nodeid, search_case, outcome)
                 attach_extra(report, "url", link, name="detail")
             why = search_why(search_case, outcome)  # type: ignore[arg-type]
         self.settled.note(record["pair"], report.nodeid, outcome, why, link)
@@ -260,7 +260,7 @@ class HtmlReport:
             record = record_of(report)
             score = ""
             if record is not None and record["kind"] == "search":
-                score = search_case_score(record["case"])  # type: ignore[arg-type]  # TODO(merge)
+                score = search_case_score(record["case"])
             cells.insert(SCORE_COLUMN, str(macro(CELLS, "score_cell")(score)))
 
     def pytest_html_results_table_html(self, report: pytest.TestReport | pytest.CollectReport,
