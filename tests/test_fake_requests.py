@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from needle_lib.jsonio import JSON
+from needle_lib.testing.hub_server import FakeHubServer
 from needle_lib.testing.openai_server import FakeOpenAIServer
 from needle_lib.testing.search_server import KEYS, FakeSearchServer
 
@@ -45,3 +46,16 @@ def test_the_search_fake_judge_answers_messages_that_are_not_objects_with_a_400(
         answer = httpx.post(f"{server.url}/v1/chat/completions",
                             json={"model": "fake-judge", "messages": ["rate this"]})
     assert answer.status_code == 400
+
+
+@pytest.mark.parametrize(("path", "body", "message"), [
+    ("/api/repos/create", {"name": ["x"]}, "'name' (and 'organization', 'type') must be"),
+    ("/api/repos/create", b"{nope", "'name' (and 'organization', 'type') must be"),
+    ("/api/datasets/me/data/preupload/main", {"files": ["a.txt"]}, "'files' must be a list"),
+])
+def test_the_hub_fake_answers_a_malformed_upload_request_with_a_400(
+        path: str, body: JSON | bytes, message: str) -> None:
+    with FakeHubServer({("dataset", "me/data", "a.txt"): b"a"}) as server:
+        sent = (httpx.post(server.url + path, content=body) if isinstance(body, bytes)
+                else httpx.post(server.url + path, json=body))
+    assert sent.status_code == 400 and message in sent.json()["error"]
