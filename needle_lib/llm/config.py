@@ -85,27 +85,6 @@ class ModelOverrides(ModelSettings, total=False):
     think: bool
 
 
-class RequestShape(TypedDict):
-    """What determines a model's requests, as result records keep it (never the key)."""
-
-    model: str
-    label: str
-    config: str
-    source: str
-    base_url: str
-    #: Where the key came from: ``literal``, ``file:<path>``, ``env:<name>`` or ``none``.
-    auth: str
-    temperature: float
-    token_field: str
-    max_tokens: int
-    reasoning_effort: str | None
-    prefill_no_think: bool
-    suppress_thinking: bool
-    stop: list[str]
-    timeout: float
-    concurrency: int
-
-
 DEFAULTS: ModelSettings = {
     "base_url": "http://localhost:1234",
     "api_key": None,
@@ -238,7 +217,7 @@ class ModelConfig:
             places.append(f"{self.api_key_env} (exported or in .env)")
         return places
 
-    def request_shape(self) -> RequestShape:
+    def request_shape(self) -> dict[str, Any]:
         """What determines the request, for result records: never the key or its contents."""
         sources = [f"file:{self.api_key_file}"] if self.api_key_file is not None else []
         sources += [f"env:{self.api_key_env}"] if self.api_key_env is not None else []
