@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from needle_lib.benches.finance.sources import GleifClient, WikidataClient
+from needle_lib.benches.finance.sources import GleifClient, SecClient, WikidataClient
 from needle_lib.benches.legal.sources import CourtListenerClient, EcfrClient
 from needle_lib.benches.scholar.sources import EuropePmc, NcbiIdConverter
 from needle_lib.jsonio import JSON
@@ -32,6 +32,12 @@ def _wikidata_labels(client: SourceClient) -> Awaitable[object]:
 def _wikidata_claims(client: SourceClient) -> Awaitable[object]:
     assert isinstance(client, WikidataClient)
     return client.claims("Q1")
+
+
+def _sec_filings(client: SourceClient) -> Awaitable[object]:
+    assert isinstance(client, SecClient)
+    client.data_base_url = client.base_url  # both SEC hosts on the one fake
+    return client.recent_filings(42, ["10-K"])
 
 
 def _gleif(client: SourceClient) -> Awaitable[object]:
@@ -74,6 +80,11 @@ CASES: list[tuple[type[SourceClient], str, JSON, Call, str]] = [
      "entities: expected an object, got an array"),
     (WikidataClient, _ENTITY, {"entities": {"Q1": {"claims": [1, 2]}}}, _wikidata_claims,
      "entities.Q1.claims: expected an object, got an array"),
+    (SecClient, "/submissions/CIK0000000042.json", {"filings": {"recent": ["10-K"]}},
+     _sec_filings, "filings.recent: expected an object, got an array"),
+    (SecClient, "/submissions/CIK0000000042.json",
+     {"filings": {"recent": {"form": 10, "accessionNumber": ["a"]}}}, _sec_filings,
+     "filings.recent.form: expected an array, got a number"),
     (GleifClient, "/lei-records", {"data": {"id": "x"}}, _gleif,
      "data: expected an array, got an object"),
     (GleifClient, "/lei-records",

@@ -22,7 +22,7 @@ from datetime import date
 from typing import Any, ClassVar
 
 from needle_lib.benches.finance.fields import display_name
-from needle_lib.jsonio import JSONObject
+from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.net.payload import Body, member
 from needle_lib.net.sources import SourceClient, SourceError
 
@@ -150,19 +150,19 @@ class SecClient(SourceClient):
         Only the ``recent`` block is read (EDGAR's last ~1000 filings or a year), never the
         older paged files: the suite wants recent filings.
         """
+        url = self.data_base_url + self.submissions_path(cik)
         try:
-            payload = await self.get_json(self.data_base_url + self.submissions_path(cik))
+            payload = await self.get_json(url)
         except SourceError as exc:
             if exc.status == 404:
                 return []
             raise
-        filings = payload.get("filings") if isinstance(payload, dict) else None
-        recent = filings.get("recent") if isinstance(filings, dict) else None
-        if not isinstance(recent, dict):
-            return []
+        body = Body(self.source, url)
+        recent = body.object(member(payload, "filings", "recent"), "filings.recent",
+                             optional=True)
         wanted = set(forms)
-        columns = [recent.get(name) or [] for name in
-                   ("accessionNumber", "form", "filingDate", "primaryDocument")]
+        columns = [body.list(recent.get(name), f"filings.recent.{name}", optional=True)
+                   for name in ("accessionNumber", "form", "filingDate", "primaryDocument")]
         found = []
         for accession, form, filed, document in zip(*columns, strict=False):
             if form in wanted and accession and document and _is_date(filed):
@@ -275,7 +275,9 @@ class GleifClient(SourceClient):
         return None
 
 
-def _is_date(text: Any) -> bool:
+def _is_date(text: JSON) -> bool:
+    if not isinstance(text, str):
+        return False
     try:
         date.fromisoformat(text)
     except (TypeError, ValueError):
