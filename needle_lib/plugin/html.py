@@ -205,8 +205,8 @@ class HtmlReport:
         """A settled case's extras (a recall diff, or a search case's detail link), and
         its line in the summary."""
         link = None
-        # TODO(merge): recall's and search_why's readers take dict[str, Any] until their
-        # typed versions land (branch recallrec owns report/evaluation.py)
+        # TODO(merge): recall's readers and search_why take untyped dicts until their typed
+        # versions land (branch recallrec owns report/evaluation.py)
         if record["kind"] == "recall":
             case = record["case"]
             if record.get("diff") is not None:
