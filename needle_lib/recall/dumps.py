@@ -7,15 +7,17 @@ the one file the command line names (``--dump``, a shard part); its journal goes
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import CaseRecord
+from needle_lib.contract.schema import SchemaError, read_json_file
 from needle_lib.kernel.journal import Journal, journal_path
-from needle_lib.recall.journal import RESUMED_FROM, fold, fold_journal
-from needle_lib.recall.store import ResultStore, write_dump
+from needle_lib.recall.journal import RESUMED_FROM, fold, fold_journal, settle_abandoned
+from needle_lib.recall.store import STORED_AS, ResultStore, write_dump
 
 #: pair → (the dump resumed from, its scored cases), or None when nothing is resumed.
 Resumed = Callable[[str], "tuple[Path, list[dict[str, Any]]] | None"]
@@ -72,7 +74,23 @@ class RecallDumps:
             self._write(pair, dump)
             journal.path.unlink(missing_ok=True)
             finished.append(dump)
+            if not interrupted and pair in self._stored:
+                self._settle_earlier(pair)
         return finished
+
+    def _settle_earlier(self, pair: str) -> None:
+        """Settle the journals killed runs of ``pair`` left (``recall.journal``), except
+        that of a run the latest view is a copy of (the copy reads its cases from it)."""
+        view = self.store.latest_path(pair)
+        copied = None
+        if view.is_file() and not view.is_symlink():
+            with contextlib.suppress(SchemaError):
+                data = read_json_file(view)
+                if isinstance(data, dict) and isinstance(data.get(STORED_AS), str):
+                    copied = (view.parent / data[STORED_AS]).resolve()
+        for run in self.store.runs(pair):
+            if run != self.paths[pair] and run.resolve() != copied:
+                settle_abandoned(run)
 
     def abandon(self) -> None:
         """Stop writing (a full disk): every journal is closed as it stands and no dump is
