@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_recall_journal import PAIR, case, outcome, record, writer
+from test_recall_journal import PAIR, outcome, record, writer
 
 from needle_lib.cli import main
 from needle_lib.contract.schema import SchemaError

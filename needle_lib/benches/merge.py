@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from needle_lib.benches.runfiles import assemble_report, read_run
+from needle_lib.contract.records import SearchCaseRecord
 from needle_lib.contract.report import report_fields
 from needle_lib.contract.schema import SEARCH_RUN_SCHEMA_VERSION, validate_search_run
 from needle_lib.kernel.merge import Merged, MergeError, Part, merge
@@ -53,11 +54,10 @@ class SearchMerge:
         shard: Mapping[str, Any] | None = part.dump["header"].get("shard")
         return shard
 
-    def cases(self, part: Part) -> list[dict[str, Any]]:
-        cases: list[dict[str, Any]] = part.dump["cases"]
-        return cases
+    def cases(self, part: Part) -> list[SearchCaseRecord]:
+        return cast("list[SearchCaseRecord]", part.dump["cases"])  # validated by header()
 
-    def key(self, case: Mapping[str, Any]) -> tuple[str, str]:
+    def key(self, case: SearchCaseRecord) -> tuple[str, str]:
         return case["query_id"], case["engine"]
 
     def describe(self, key: tuple[str, str]) -> str:

@@ -12,13 +12,15 @@ engine's cases.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from needle_lib.contract.setup import refusal, setup_differences
 from needle_lib.errors import UsageError
+
+CaseT = TypeVar("CaseT")
 
 
 class MergeError(UsageError, ValueError):
@@ -46,8 +48,9 @@ class Merged:
     resume_hint: str | None = None
 
 
-class MergeFamily(Protocol):
-    """What ``merge`` asks of a family: its parts' setups, shards and cases, and the fold."""
+class MergeFamily(Protocol[CaseT]):
+    """What ``merge`` asks of a family: its parts' setups, shards and cases (``CaseT``, the
+    family's case record), and the fold."""
 
     def header(self, part: Part) -> Mapping[str, Any]:
         """The part's setup (validated, migrated if older); MergeError when it is not one."""
@@ -58,10 +61,10 @@ class MergeFamily(Protocol):
         was given where the family records them), or None for a whole run."""
         ...
 
-    def cases(self, part: Part) -> list[dict[str, Any]]:
+    def cases(self, part: Part) -> Sequence[CaseT]:
         ...
 
-    def key(self, case: Mapping[str, Any]) -> Hashable:
+    def key(self, case: CaseT) -> Hashable:
         """A case's identity within the run."""
         ...
 
@@ -75,7 +78,7 @@ class MergeFamily(Protocol):
         ...
 
 
-def merge(parts: list[Part], family: MergeFamily) -> Merged:
+def merge(parts: list[Part], family: MergeFamily[CaseT]) -> Merged:
     """One result from ``parts`` of one run; MergeError when they cannot be."""
     headers = [family.header(part) for part in parts]
     check_setups(parts, headers)
@@ -95,7 +98,7 @@ def check_setups(parts: list[Part], headers: list[Mapping[str, Any]]) -> None:
                                      (first.path.name, part.path.name)))
 
 
-def check_shards(parts: list[Part], family: MergeFamily) -> list[str]:
+def check_shards(parts: list[Part], family: MergeFamily[CaseT]) -> list[str]:
     """Refuse parts of different splits or a shard given twice; name missing shards and
     cases a shard was given but did not record."""
     shards = [(part, shard) for part in parts if (shard := family.shard(part))]
@@ -123,7 +126,7 @@ def check_shards(parts: list[Part], family: MergeFamily) -> list[str]:
     return missing
 
 
-def check_duplicates(parts: list[Part], family: MergeFamily) -> None:
+def check_duplicates(parts: list[Part], family: MergeFamily[CaseT]) -> None:
     """Refuse a case present in more than one part, naming each with its parts."""
     owner: dict[Hashable, list[str]] = {}
     for part in parts:

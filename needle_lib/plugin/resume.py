@@ -37,17 +37,17 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 import pytest
 
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.benches.runfiles import read_run
 from needle_lib.contract.outcome import is_answered
-from needle_lib.contract.records import SearchCaseRecord
+from needle_lib.contract.records import RecallCaseRecord, SearchCaseRecord
 from needle_lib.contract.schema import SchemaError, validate_recall_dump
 from needle_lib.contract.setup import SetupMismatch, resume_source, setup_differences
 from needle_lib.contract.setup import refusal as setup_refusal
@@ -101,9 +101,11 @@ def resume_notes(config: pytest.Config) -> list[str]:
 
 # --- step 1 and 2: the source, of either family ----------------------------------------
 
+#: A case of an earlier run, as its file holds it.
+KeptCase = RecallCaseRecord | SearchCaseRecord
 #: A run file's (setup header, cases), or None when it is not a run of this subject (another
 #: bench's or shard's); raises ``pytest.UsageError`` when it does not read.
-ReadRun = Callable[[Path], "tuple[Mapping[str, Any], list[dict[str, Any]]] | None"]
+ReadRun = Callable[[Path], "tuple[Mapping[str, Any], Sequence[KeptCase]] | None"]
 
 
 @dataclass(frozen=True)
@@ -128,12 +130,12 @@ def decide(
     looked_in: str,
     header: Mapping[str, Any],
     read: ReadRun,
-) -> tuple[Decision, list[dict[str, Any]]]:
+) -> tuple[Decision, list[KeptCase]]:
     """Of ``candidates`` (newest first), the first run of ``header``'s setup and its
     answered cases; a refusal naming how the newest differs when there are runs and none is
     of this setup."""
 
-    def runs() -> Iterator[tuple[Path, Mapping[str, Any], tuple[Path, list[dict[str, Any]]]]]:
+    def runs() -> Iterator[tuple[Path, Mapping[str, Any], tuple[Path, Sequence[KeptCase]]]]:
         for path in candidates:
             try:
                 if path.stat().st_size == 0:
@@ -156,14 +158,13 @@ def decide(
     return Decision(family, subject, path, len(answered), looked_in=looked_in), answered
 
 
-def _read_recall(path: Path) -> tuple[Mapping[str, Any], list[dict[str, Any]]]:
+def _read_recall(path: Path) -> tuple[Mapping[str, Any], Sequence[KeptCase]]:
     """A recall dump (a killed run's journal folded in), validated; its header is the dump."""
     try:
-        dump = read_dump(path)
-        validate_recall_dump(path, dump)
+        dump = validate_recall_dump(path, read_dump(path))
     except SchemaError as exc:
         raise pytest.UsageError(f"--resume: {exc}") from None
-    return dump, dump.get("cases", [])
+    return dump, dump["cases"]
 
 
 def _recall_candidates(config: pytest.Config, pair: str) -> tuple[list[Path], str]:
@@ -208,7 +209,7 @@ def _search_reader(config: pytest.Config, bench: str) -> ReadRun:
     shard = settings(config).shard
     ours = (shard.index, shard.count) if shard else None
 
-    def read(path: Path) -> tuple[Mapping[str, Any], list[dict[str, Any]]] | None:
+    def read(path: Path) -> tuple[Mapping[str, Any], Sequence[KeptCase]] | None:
         try:
             header, cases = read_run(path)
         except ConfigError as exc:
@@ -216,7 +217,9 @@ def _search_reader(config: pytest.Config, bench: str) -> ReadRun:
         theirs = header.get("shard")
         shard_of = (theirs.get("index"), theirs.get("count")) if isinstance(theirs, dict) \
             else None
-        return (header, cases) if header.get("bench") == bench and shard_of == ours else None
+        if header.get("bench") != bench or shard_of != ours:
+            return None
+        return header, cast("list[SearchCaseRecord]", cases)
 
     return read
 
@@ -328,13 +331,14 @@ def case_key(case: RecallCase | SearchCase) -> CaseKey:
     return "search", case.bench, case.query.query_id, case.engine
 
 
-def _record_key(family: Family, case: Mapping[str, Any]) -> tuple[str, str]:
+def _record_key(family: Family, case: KeptCase) -> tuple[str, str]:
     if family == "recall":
-        return case["case_id"], ""
-    return case["query_id"], case["engine"]
+        return cast(RecallCaseRecord, case)["case_id"], ""
+    search = cast(SearchCaseRecord, case)
+    return search["query_id"], search["engine"]
 
 
-def _store(db: sqlite3.Connection, decision: Decision, answered: list[dict[str, Any]]) -> None:
+def _store(db: sqlite3.Connection, decision: Decision, answered: list[KeptCase]) -> None:
     """Copy the answered cases where every process of the run finds them."""
     if decision.source is None:
         return
@@ -404,7 +408,7 @@ class StoredCases:
         family, subject, case_id, engine = key
         return (case_id, engine) in self.keys(family, subject)
 
-    def record(self, key: CaseKey) -> dict[str, Any] | None:
+    def record(self, key: CaseKey) -> KeptCase | None:
         if self._db is None or not self.holds(key):
             return None
         (text,) = self._db.execute(
@@ -412,16 +416,16 @@ class StoredCases:
             "AND engine = ?",
             key,
         ).fetchone()
-        record: dict[str, Any] = json.loads(text)
+        record: KeptCase = json.loads(text)
         return record
 
-    def records(self, family: Family, subject: str) -> list[dict[str, Any]]:
-        """Every case kept for ``subject``, in the order the earlier run had them."""
+    def recall_records(self, pair: str) -> list[RecallCaseRecord]:
+        """Every case kept for ``pair``, in the order the earlier run had them."""
         if self._db is None:
             return []
         rows = self._db.execute(
-            "SELECT record FROM cases WHERE family = ? AND subject = ? ORDER BY rowid",
-            (family, subject),
+            "SELECT record FROM cases WHERE family = 'recall' AND subject = ? ORDER BY rowid",
+            (pair,),
         )
         return [json.loads(text) for (text,) in rows]
 
@@ -446,7 +450,7 @@ def is_kept(config: pytest.Config, case: RecallCase | SearchCase) -> bool:
     return stored is not None and stored.holds(case_key(case))
 
 
-def _kept_record(config: pytest.Config, case: RecallCase | SearchCase) -> dict[str, Any] | None:
+def _kept_record(config: pytest.Config, case: RecallCase | SearchCase) -> KeptCase | None:
     stored = stored_cases(config)
     return stored.record(case_key(case)) if stored is not None else None
 
@@ -454,8 +458,8 @@ def _kept_record(config: pytest.Config, case: RecallCase | SearchCase) -> dict[s
 def stored_answer(config: pytest.Config, case: RecallCase) -> dict[str, Any] | None:
     """The answer fields (``recall.results.answer_fields``) the resumed run stored for
     ``case``, or None when it is to be asked."""
-    stored = _kept_record(config, case)
-    return stored_answer_fields(stored) if stored is not None else None
+    stored = cast("RecallCaseRecord | None", _kept_record(config, case))
+    return stored_answer_fields(dict(stored)) if stored is not None else None
 
 
 def stored_case(config: pytest.Config, case: SearchCase) -> SearchCaseRecord | None:
@@ -463,23 +467,30 @@ def stored_case(config: pytest.Config, case: SearchCase) -> SearchCaseRecord | N
     return cast("SearchCaseRecord | None", _kept_record(config, case))
 
 
-def resumed(config: pytest.Config, pair: str) -> tuple[Path, list[dict[str, Any]]] | None:
+def resumed(config: pytest.Config, pair: str) -> tuple[Path, list[RecallCaseRecord]] | None:
     """The dump ``pair`` resumes from and its answered cases, if it resumes one (the
     controller journals them as the run's first lines)."""
     stored = stored_cases(config)
     if stored is None or ("recall", pair) not in stored.sources:
         return None
     source, _ = stored.sources["recall", pair]
-    return Path(source), stored.records("recall", pair)
+    return Path(source), stored.recall_records(pair)
 
 
-def resumed_from(config: pytest.Config, bench: str) -> dict[str, Any]:
+class ResumedRun(TypedDict):
+    """A search header's ``resumed_from``: the run resumed and how many cases it kept."""
+
+    run: str
+    answered_cases: int
+
+
+def resumed_from(config: pytest.Config, bench: str) -> dict[str, ResumedRun]:
     """The header field naming the run ``bench`` resumes (none when it resumes nothing)."""
     stored = stored_cases(config)
     if stored is None or ("search", bench) not in stored.sources:
         return {}
     source, answered = stored.sources["search", bench]
-    return {"resumed_from": {"run": source, "answered_cases": answered}}
+    return {"resumed_from": ResumedRun(run=source, answered_cases=answered)}
 
 
 class ControllerResume:

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.contract.outcome import Outcome
-from needle_lib.contract.records import CaseRecord
+from needle_lib.contract.records import CaseRecord, RecallCaseRecord
 from needle_lib.contract.schema import SchemaError, read_json_file
 from needle_lib.kernel.journal import Journal, journal_path
 from needle_lib.recall.journal import RESUMED_FROM, fold, fold_journal, settle_abandoned
 from needle_lib.recall.store import STORED_AS, ResultStore, write_dump
 
 #: pair → (the dump resumed from, its scored cases), or None when nothing is resumed.
-Resumed = Callable[[str], "tuple[Path, list[dict[str, Any]]] | None"]
+Resumed = Callable[[str], "tuple[Path, list[RecallCaseRecord]] | None"]
 
 
 class RecallDumps:
@@ -47,7 +47,7 @@ class RecallDumps:
             self._stored.add(pair)
         header = dict(record["header"])
         previous = self.resumed(pair)
-        kept: list[dict[str, Any]] = []
+        kept: list[RecallCaseRecord] = []
         if previous is not None:
             # The setup was checked at session start; keep the cases that were answered.
             source, kept = previous
@@ -58,7 +58,7 @@ class RecallDumps:
         self.journals[pair] = journal
         self.paths[pair] = path
         # the dump as the run starts, so the latest view and `needle status` find the run
-        self._write(pair, fold(header, kept, in_progress=True))
+        self._write(pair, fold(header, [dict(case) for case in kept], in_progress=True))
         return journal
 
     def add(self, record: CaseRecord, outcome: Outcome) -> None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
+from needle_lib.contract.records import RecallCaseRecord
 from needle_lib.contract.schema import SchemaError, validate_recall_dump
 from needle_lib.contract.setup import RUN_STATE
 from needle_lib.kernel.merge import Merged, MergeError, Part, merge
@@ -33,13 +34,11 @@ class RecallMerge:
         shard: Mapping[str, Any] | None = part.dump.get("shard")
         return shard
 
-    def cases(self, part: Part) -> list[dict[str, Any]]:
-        cases: list[dict[str, Any]] = part.dump["cases"]
-        return cases
+    def cases(self, part: Part) -> list[RecallCaseRecord]:
+        return cast("list[RecallCaseRecord]", part.dump["cases"])  # validated by header()
 
-    def key(self, case: Mapping[str, Any]) -> str:
-        case_id: str = case["case_id"]
-        return case_id
+    def key(self, case: RecallCaseRecord) -> str:
+        return case["case_id"]
 
     def describe(self, key: str) -> str:
         return key
