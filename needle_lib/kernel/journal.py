@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Literal
 
-from needle_lib.contract.schema import SchemaError, journal_entries
+from needle_lib.contract.schema import journal_entries
 from needle_lib.errors import UsageError
 from needle_lib.jsonio import name_the_file
 
@@ -39,19 +39,17 @@ JOURNAL_SUFFIX = ".partial.jsonl"
 
 
 def journal_kind(path: Path) -> Literal["recall", "search"]:
-    """Which family's run the journal at ``path`` is, by its header line (a search header
-    names its ``bench``, a recall one its ``corpus`` and ``model``): commands given a
-    ``.partial.jsonl`` read it as its own kind. A journal whose first entry is no header
-    of either is a SchemaError naming it."""
+    """Which family's run the journal at ``path`` is, by its header line: a recall header
+    names its ``corpus`` and ``model`` and no ``bench``. Commands given a
+    ``.partial.jsonl`` read it as its own kind; anything else is read as the search journal
+    it has always been taken for, whose reader names what its header lacks."""
     first = next(journal_entries(path), None)  # the header only: the rest is not read
     if first is not None:
         _, kind, header = first
-        if kind == "header" and "bench" in header:
-            return "search"
-        if kind == "header" and "corpus" in header and "model" in header:
+        if kind == "header" and "corpus" in header and "model" in header \
+                and "bench" not in header:
             return "recall"
-    raise SchemaError(f"{path}: not a Needle run journal (its first line is no recall or "
-                      "search header)")
+    return "search"
 
 
 def journal_path(result_path: Path) -> Path:
