@@ -71,6 +71,34 @@ def test_a_journal_stays_while_its_writer_lives_or_the_run_was_interrupted(tmp_p
     assert not journal_path(live_run).exists()
 
 
+def test_a_finishing_run_holds_its_journal_until_its_dump_is_written(tmp_path):
+    """Two runs of one pair at once: the one that finishes first must never settle the
+    other's journal in the moment between that run's last line and its final dump."""
+    dumps = writer(tmp_path)
+    dumps.add(record(1), outcome(1))
+    run_file = dumps.paths[PAIR]
+    write = dumps._write
+    seen: list[bool] = []
+
+    def racing_write(pair: str, dump: dict[str, Any]) -> None:
+        seen.append(settle_abandoned(run_file))  # another run settling, right now
+        write(pair, dump)
+
+    dumps._write = racing_write  # type: ignore[method-assign]
+    (dump,) = dumps.finish()
+    assert seen == [False]
+    assert json.loads(run_file.read_text(encoding="utf-8"))["in_progress"] is False
+    assert dump["in_progress"] is False and not journal_path(run_file).exists()
+
+
+def test_a_journal_just_created_is_left_to_its_run(tmp_path):
+    run_file = tmp_path / "r.json"
+    run_file.write_text("", encoding="utf-8")
+    journal_path(run_file).touch()  # a run between creating its journal and locking it
+    assert settle_abandoned(run_file) is False
+    assert journal_path(run_file).is_file()
+
+
 def test_a_journal_that_does_not_read_is_kept(tmp_path):
     killed = killed_run(tmp_path, 1)
     journal = journal_path(killed)

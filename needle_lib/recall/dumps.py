@@ -66,13 +66,14 @@ class RecallDumps:
 
     def finish(self, *, interrupted: bool = False) -> list[dict[str, Any]]:
         """Write every dump as the fold of its journal, then remove the journal. An
-        interrupted run's dump says so by itself: its cases not run make it incomplete."""
+        interrupted run's dump says so by itself: its cases not run make it incomplete.
+        The journal stays open (its lock held) until the dump is written: another run
+        settling abandoned journals must never take this one for a killed run's."""
         finished = []
         for pair, journal in self.journals.items():
-            journal.close(remove=False)
-            dump = fold_journal(journal.path, in_progress=False)
+            dump = fold_journal(journal.path, in_progress=False)  # every line is flushed
             self._write(pair, dump)
-            journal.path.unlink(missing_ok=True)
+            journal.close(remove=True)
             finished.append(dump)
             if not interrupted and pair in self._stored:
                 self._settle_earlier(pair)

@@ -111,12 +111,18 @@ def settle_abandoned(run_file: Path) -> bool:
     remove the journal; whether it went (not while its writer lives, nor when the dump does
     not read)."""
     journal = journal_path(run_file)
-    if not journal.is_file():
+    try:
+        if journal.stat().st_size == 0:
+            return False  # created this instant by a starting run, which locks it next
+    except FileNotFoundError:
         return False
 
     def settle() -> None:
+        dump = read_dump(run_file)
+        if isinstance(dump, dict) and dump.get("in_progress") is False:
+            return  # finished: the dump holds every case (a kill came before the unlink)
         # compact, as the in-progress dump it replaces (``recall.store.write_dump``)
-        write_json_atomic(run_file, read_dump(run_file), indent=None, durable=True)
+        write_json_atomic(run_file, dump, indent=None, durable=True)
 
     try:
         return remove_if_abandoned(journal, settle)
