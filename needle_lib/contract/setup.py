@@ -31,7 +31,7 @@ Run = TypeVar("Run")
 #: What two runs' setups are read from: a recall dump (its setup is its top level) or a
 #: search run's header, as built (the TypedDicts) or read back from a file (``JSONObject``:
 #: a file of another Needle version may hold keys neither declares, and every leaf counts).
-Header: TypeAlias = RecallDump | SearchHeaderRecord | JSONObject
+Header: TypeAlias = "RecallDump | SearchHeaderRecord | JSONObject"
 
 #: Model request keys that say where, who or how fast, not what is asked.
 REQUEST_BOOKKEEPING = frozenset({"label", "config", "source", "base_url", "auth", "timeout",

@@ -10,6 +10,10 @@ verdict request (``verdict_prompts``). Exa and Brave answer 401 to any key but t
 ``NEEDLE_EXA_BASE_URL`` / ``NEEDLE_BRAVE_BASE_URL`` / ``NEEDLE_SEARXNG_BASE_URL`` and the
 judge with ``NEEDLE_JUDGE_BASE_URL``.
 
+Tavily's ``POST /search`` is served under ``/tavily`` (``tavily_env()``, kept out of
+``env()`` so tavily stays keyless in runs that expect it skipped); ``tavily_depths``
+records the ``search_depth`` of each request.
+
 Known-item tests script the answers instead: ``scripted[(engine, query)]`` is the list of
 results (``url``, ``title``, ``snippet``) that engine returns for that query, or an HTTP
 status to fail with. The answer judge says "yes" exactly when the result's snippet contains
@@ -44,7 +48,8 @@ from needle_lib.testing.loopback import LoopbackServer, Response
 from needle_lib.testing.structured import AskedFormat, asked_format, check_format, constrained
 
 POOL = 8  # distinct URLs per query shared by the engines, so pooling and overlap matter
-KEYS = {"exa": ("x-api-key", "fake-exa-key"), "brave": ("X-Subscription-Token", "fake-brave-key")}
+KEYS = {"exa": ("x-api-key", "fake-exa-key"), "brave": ("X-Subscription-Token", "fake-brave-key"),
+        "tavily": ("Authorization", "Bearer fake-tavily-key")}
 
 
 def _digest(text: str) -> int:
@@ -101,6 +106,8 @@ class FakeSearchServer(LoopbackServer):
         #: The user turn of every relevance verdict request, to check what the judge saw.
         self.verdict_prompts: list[str] = []
         self.scripted: Scripted = dict(scripted or {})  # a test may rescript its own server
+        #: the ``search_depth`` of every Tavily request, in arrival order
+        self.tavily_depths: list[str] = []
         self._lock = threading.Lock()
         super().__init__()
 
@@ -116,6 +123,18 @@ class FakeSearchServer(LoopbackServer):
             "NEEDLE_JUDGE_BASE_URL": self.url, "OPENROUTER_API_KEY": "fake-judge-key",
             "NEEDLE_JUDGE_MODEL": "fake-judge",
         }
+
+    def tavily_env(self) -> dict[str, str]:
+        """Environment that routes tavily to this server, with the key it accepts."""
+        return {"NEEDLE_TAVILY_BASE_URL": f"{self.url}/tavily",
+                "TAVILY_API_KEY": KEYS["tavily"][1].removeprefix("Bearer ")}
+
+    def _tavily(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self.tavily_depths.append(body["search_depth"])
+        urls = fake_urls(body["query"], "tavily", body.get("max_results", 5))
+        return {"results": [{"url": u, "title": f"Tavily: {u}", "content": f"snippet about {u}"}
+                            for u in urls]}
 
     def _exa(self, body: dict[str, Any]) -> dict[str, Any] | int:
         script = self._script("exa", body["query"])
@@ -212,6 +231,8 @@ class FakeSearchServer(LoopbackServer):
             what = parsed.path.removesuffix("/search").strip("/") or "searxng"
         elif parsed.path.endswith("/chat/completions"):
             what = "judge"
+        elif parsed.path == "/tavily/search":
+            what = "tavily"
         else:
             what = "exa"
         arrived = time.monotonic()
@@ -249,6 +270,8 @@ class FakeSearchServer(LoopbackServer):
             payload = self._brave(params)
         elif what == "judge":
             payload = self._judge(json.loads(body))
+        elif what == "tavily":
+            payload = self._tavily(json.loads(body))
         else:
             payload = self._exa(json.loads(body))
         if isinstance(payload, int):
