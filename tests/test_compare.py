@@ -260,7 +260,9 @@ def test_search_reports_of_one_engine_in_two_modes_compare_with_a_warning(tmp_pa
     """tavily "basic" against "advanced" is a fair comparison, but the reader is told."""
     def report(name: str, modes: dict[str, str] | None, brave_q1: int | None) -> Path:
         head = header("finance", "known_item", ["exa", "tavily"], 1, START)
-        if modes is not None:
+        if modes is None:
+            del head["engine_modes"]  # a report of a Needle before modes were recorded
+        else:
             head["engine_modes"] = modes
         cases = [known_case("q1", "acme ceo", "exa", 1),
                  known_case("q1", "acme ceo", "tavily", brave_q1)]

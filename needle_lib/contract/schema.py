@@ -50,6 +50,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import RecallDump as RecallDumpRecord
+from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.judge.identity import JudgeSetup as JudgeBlock
 from needle_lib.names import is_plain
 from needle_lib.tomlconf import ConfigError
@@ -288,12 +289,12 @@ def engine_modes_of(header: Mapping[str, object]) -> dict[str, str]:
     return modes
 
 
-def _with_engine_modes(header: dict[str, Any]) -> None:
+def _with_engine_modes(header: JSONObject) -> None:
     """Migrate on read, in place: a header that ran an env-tuned engine without saying its
     mode gets the mode it ran in. Every other header is left as it is (same bytes back)."""
     modes = engine_modes_of(header)
     if modes and header.get("engine_modes") != modes:
-        header["engine_modes"] = modes
+        header["engine_modes"] = dict[str, JSON](modes)
 
 
 class SearchResult(_Model, kw_only=True):

@@ -43,6 +43,7 @@ from collections import Counter
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from needle_lib.jsonio import JSONObject
 from needle_lib.judge.profile import SYSTEM_PROMPT as PROFILE_PROMPT
 from needle_lib.testing.loopback import LoopbackServer, Response
 from needle_lib.testing.structured import AskedFormat, asked_format, check_format, constrained
@@ -129,12 +130,15 @@ class FakeSearchServer(LoopbackServer):
         return {"NEEDLE_TAVILY_BASE_URL": f"{self.url}/tavily",
                 "TAVILY_API_KEY": KEYS["tavily"][1].removeprefix("Bearer ")}
 
-    def _tavily(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _tavily(self, body: JSONObject) -> JSONObject | int:
+        depth, query, count = (body.get("search_depth"), body.get("query"),
+                               body.get("max_results", 5))
+        if not (isinstance(depth, str) and isinstance(query, str) and isinstance(count, int)):
+            return 400  # Tavily's answer to a body without them
         with self._lock:
-            self.tavily_depths.append(body["search_depth"])
-        urls = fake_urls(body["query"], "tavily", body.get("max_results", 5))
+            self.tavily_depths.append(depth)
         return {"results": [{"url": u, "title": f"Tavily: {u}", "content": f"snippet about {u}"}
-                            for u in urls]}
+                            for u in fake_urls(query, "tavily", count)]}
 
     def _exa(self, body: dict[str, Any]) -> dict[str, Any] | int:
         script = self._script("exa", body["query"])
