@@ -248,11 +248,26 @@ class SamplingRecord(TypedDict):
     limit: int | None
 
 
+class ResumedFromRecord(TypedDict):
+    """``--resume``: the run this one continues and how many of its cases it kept."""
+
+    run: str
+    answered_cases: int
+
+
+class SearchShardRecord(TypedDict):
+    """``--shard I/N`` of a search run: its queries are split (``by``: ``query``)."""
+
+    index: int
+    count: int
+    by: str
+
+
 class SearchHeaderRecord(TypedDict):
-    """A search run's header as ``SearchPlan.header`` builds it, in its key order (the
-    JSON on disk keeps it); :class:`SearchHeader` is what a reader checks of it. The
-    controller adds ``resumed_from``, ``started_at``, ``clock`` and ``shard`` as it writes
-    the journal, and the report's assembly the judges seen."""
+    """A search run's header, in its key order (the JSON on disk keeps it): what
+    ``SearchPlan.header`` builds, then what the run adds as it writes the journal
+    (``resumed_from``, ``started_at``, ``clock``, ``shard``; the report's assembly puts the
+    judges seen in ``judge``). :class:`SearchHeader` is what a reader checks of it."""
 
     bench: str
     kind: str
@@ -269,6 +284,12 @@ class SearchHeaderRecord(TypedDict):
     #: only when an engine of the run has an env-tuned mode: runs without one keep the
     #: bytes they always had
     engine_modes: NotRequired[dict[str, str]]
+    resumed_from: NotRequired[ResumedFromRecord]
+    #: when the run started (ISO, UTC): a run's identity in ``needle publish``
+    started_at: NotRequired[str]
+    #: ``clock.clock_record()``: the moment the run is for and the judge's today
+    clock: NotRequired[dict[str, str | None]]
+    shard: NotRequired[SearchShardRecord]
 
 
 #: The mode each env-tuned engine ran in before headers recorded ``engine_modes``: the
