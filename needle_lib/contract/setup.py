@@ -24,14 +24,15 @@ from typing import TypeAlias, TypeVar
 from needle_lib.contract.records import RecallDump
 from needle_lib.contract.schema import SearchHeaderRecord, engine_modes_of
 from needle_lib.errors import UsageError
-from needle_lib.jsonio import JSONObject
+from needle_lib.jsonio import JSON, JSONObject
 
 Run = TypeVar("Run")
 
 #: What two runs' setups are read from: a recall dump (its setup is its top level) or a
-#: search run's header, as built (the TypedDicts) or read back from a file (``JSONObject``:
-#: a file of another Needle version may hold keys neither declares, and every leaf counts).
-Header: TypeAlias = "RecallDump | SearchHeaderRecord | JSONObject"
+#: search run's header, as built (the TypedDicts) or read back from a file (JSON, read
+#: only: a file of another Needle version may hold keys neither declares, and every leaf
+#: counts).
+Header: TypeAlias = "RecallDump | SearchHeaderRecord | Mapping[str, JSON]"
 
 #: Model request keys that say where, who or how fast, not what is asked.
 REQUEST_BOOKKEEPING = frozenset({"label", "config", "source", "base_url", "auth", "timeout",
