@@ -46,7 +46,8 @@ def part(directory: Path, index: int, started_minutes: int, queries: tuple[int, 
 
 def info(index: int, minutes: int, sha: str = "a") -> PartInfo:
     return PartInfo(Path(f"p{index}-{minutes}"), "legal", sha, index, 2,
-                    (START + timedelta(minutes=minutes)).isoformat())
+                    (START + timedelta(minutes=minutes)).isoformat(),
+                    header("legal", "known_item", ENGINES, 6, START))
 
 
 def test_parts_group_by_header_not_by_name():

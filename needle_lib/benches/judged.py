@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from needle_lib.benches.tables import RowTables
 from needle_lib.contract.outcome import is_scored, is_skipped
@@ -33,6 +33,7 @@ from needle_lib.contract.report import (
     Overlap,
     RankedRating,
 )
+from needle_lib.contract.schema import SearchHeaderRecord
 from needle_lib.metrics.latency import latency_stats
 from needle_lib.metrics.ndcg import (
     ULTIMATE,
@@ -89,7 +90,7 @@ class JudgedFold:
     keeps only what the run-wide figures need (scores, counts, latencies, overlap sums); the rows go
     to ``tables``."""
 
-    def __init__(self, header: dict[str, Any], *, k: int,
+    def __init__(self, header: SearchHeaderRecord, *, k: int,
                  tables: RowTables[JudgedQueryRow]) -> None:
         self.header = header
         self.k = k

@@ -36,6 +36,7 @@ from needle_lib.contract.report import (
     KnownItemReport,
     Latency,
 )
+from needle_lib.contract.schema import SearchHeaderRecord
 from needle_lib.jsonio import JSON, EncodedList, JSONObject
 from needle_lib.metrics.latency import latency_stats
 from needle_lib.metrics.urls import normalize_url
@@ -310,7 +311,7 @@ class KnownItemFold:
     engine (then ``ultimate``) recall@K, MRR@K, breakdowns, misses, judge counts, latency,
     retries, and per-query rows in ``tables``."""
 
-    def __init__(self, header: dict[str, Any], *, group_names: tuple[str, ...],
+    def __init__(self, header: SearchHeaderRecord, *, group_names: tuple[str, ...],
                  group_orders: Mapping[str, tuple[str, ...]],
                  tables: RowTables[KnownItemQueryRow]) -> None:
         self.header = header

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from needle_lib.benches.registry import report_fold
 from needle_lib.benches.runfiles import CaseTally, SearchJournal
 from needle_lib.benches.tables import SpooledRows, SpooledTables
 from needle_lib.contract.records import BenchCaseRecord
 from needle_lib.contract.report import SearchReport, report_fields, summary_of
+from needle_lib.contract.schema import SearchHeaderRecord
 from needle_lib.jsonio import write_json_by_line_atomic
 from needle_lib.judge.identity import SeenJudges
 from needle_lib.kernel.journal import journal_path
@@ -31,9 +31,9 @@ from needle_lib.kernel.journal import journal_path
 class LiveReport:
     """One run's journal and its report in the making (one writer: the controller)."""
 
-    def __init__(self, report_path: Path, header: dict[str, Any]) -> None:
+    def __init__(self, report_path: Path, header: SearchHeaderRecord) -> None:
         #: a copy, held by the fold too: the judges the cases saw join it at the end
-        self.header = dict(header)
+        self.header = header.copy()
         self.journal = SearchJournal(journal_path(report_path), header)
         self._engines = frozenset(header["engines"])
         self._tables = SpooledTables()

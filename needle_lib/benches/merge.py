@@ -21,6 +21,7 @@ from needle_lib.contract.records import SearchCaseRecord
 from needle_lib.contract.report import report_fields
 from needle_lib.contract.schema import (
     SEARCH_RUN_SCHEMA_VERSION,
+    SearchHeaderRecord,
     engine_modes_of,
     validate_search_run,
 )
@@ -41,7 +42,7 @@ def read_search_part(path: Path) -> Part:
 class SearchMerge:
     """Search's ``kernel.merge.MergeFamily``: a case is a (query, engine)."""
 
-    def header(self, part: Part) -> Mapping[str, Any]:
+    def header(self, part: Part) -> SearchHeaderRecord:
         if "header" not in part.dump or "cases" not in part.dump:
             raise MergeError(f"{part.path}: a search report without 'header' and 'cases' "
                              "(written by an older Needle?) cannot be merged")
@@ -67,12 +68,14 @@ class SearchMerge:
     def describe(self, key: tuple[str, str]) -> str:
         return f"{key[0]} on {key[1]}"
 
-    def fold(self, parts: list[Part], headers: list[Mapping[str, Any]],
+    def fold(self, parts: list[Part], headers: list[SearchHeaderRecord],
              missing: list[str]) -> Merged:
         engines = list(dict.fromkeys(e for header in headers for e in header["engines"]))
         cases = [case for part in parts for case in part.dump["cases"]]
         count = headers[0]["queries"]["count"]
-        header = {**headers[0], "engines": engines, "expected_cases": count * len(engines)}
+        header = headers[0].copy()  # in the first part's key order
+        header["engines"] = engines
+        header["expected_cases"] = count * len(engines)
         header.pop("shard", None)  # the merged report is the whole run, not one part
         modes = {e: m for h in headers for e, m in engine_modes_of(h).items()}  # by engine
         if modes:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from needle_lib.benches.tables import RowTables
     from needle_lib.contract.records import BenchCaseRecord, SearchCaseRecord
     from needle_lib.contract.report import SearchReport
+    from needle_lib.contract.schema import SearchHeaderRecord
 
 NDCG_K = 5
 
@@ -100,7 +101,7 @@ class ReportFold(Protocol):
     def report(self, *, in_progress: bool) -> SearchReport: ...
 
 
-def report_fold(header: dict[str, Any], tables: RowTables[Any]) -> ReportFold:
+def report_fold(header: SearchHeaderRecord, tables: RowTables[Any]) -> ReportFold:
     """An empty report of the bench named in ``header``, its rows going to ``tables``."""
     from needle_lib.benches import judged, known_item
 
@@ -123,7 +124,7 @@ def by_query(cases: Iterable[Case]) -> dict[str, dict[str, Case]]:
     return grouped
 
 
-def build_report(header: dict[str, Any], cases: Iterable[BenchCaseRecord], *,
+def build_report(header: SearchHeaderRecord, cases: Iterable[BenchCaseRecord], *,
                  in_progress: bool) -> SearchReport:
     """The run report of the bench named in ``header``, from cases in memory."""
     from needle_lib.benches.tables import MemoryTables

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from needle_lib.benches.live_report import LiveReport
 from needle_lib.benches.runfiles import reserve_run_path
@@ -18,13 +17,14 @@ from needle_lib.clock import clock_record
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import CaseRecord
 from needle_lib.contract.report import SearchReport
+from needle_lib.contract.schema import SearchHeaderRecord, SearchShardRecord
 
 
 class SearchReports:
     """One report per bench: the search benches' ``kernel.benchmark.RunWriter``."""
 
     def __init__(self, results_dir: Path, report_path: Path | None, *, part: str = "",
-                 shard: dict[str, Any] | None = None) -> None:
+                 shard: SearchShardRecord | None = None) -> None:
         self.results_dir = results_dir
         #: ``--report``: the first bench's report path (a second bench's goes beside it).
         self.report_path = report_path
@@ -41,22 +41,25 @@ class SearchReports:
         self.clock: dict[str, str | None] | None = None
         #: ``--shard I/N``: recorded in the header, so dashboards and `needle publish` know a
         #: part of a run (its machine's start time differs from the other parts').
-        self.shard = {"shard": shard} if shard else {}
-        self.headers: dict[str, dict[str, Any]] = {}
+        self.shard = shard
+        self.headers: dict[str, SearchHeaderRecord] = {}
         self.paths: dict[str, Path] = {}
         self.live: dict[str, LiveReport] = {}
 
-    def start_clock(self) -> None:
+    def start_clock(self) -> dict[str, str | None]:
         self.clock = self.clock or clock_record()
+        return self.clock
 
     def add(self, record: CaseRecord, outcome: Outcome) -> None:
         if record["kind"] != "search":
             raise TypeError(f"a {record['kind']} case filed with the search reports")
         pair = record["pair"]
         if pair not in self.headers:
-            self.start_clock()
-            self.headers[pair] = {**record["header"], "started_at": self.started_at,
-                                  "clock": self.clock, **self.shard}
+            header = self.headers[pair] = record["header"].copy()  # key order as written
+            header["started_at"] = self.started_at
+            header["clock"] = self.start_clock()
+            if self.shard:
+                header["shard"] = self.shard
             self.paths[pair] = self._path(pair)
             self.live[pair] = LiveReport(self.paths[pair], self.headers[pair])
         case = record["case"].copy()  # the record's own is filed again after a teardown error

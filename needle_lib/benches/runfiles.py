@@ -15,13 +15,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from needle_lib.benches.registry import build_report
 from needle_lib.contract.outcome import is_scored, is_skipped
 from needle_lib.contract.records import BenchCaseRecord, SearchCaseRecord
 from needle_lib.contract.report import SearchReport, report_fields
-from needle_lib.contract.schema import SearchRun, read_search_journal, read_search_report
+from needle_lib.contract.schema import (
+    SearchHeaderRecord,
+    SearchRun,
+    read_search_journal,
+    read_search_report,
+)
 from needle_lib.jsonio import write_json_by_line_atomic
 from needle_lib.judge.identity import with_judge_seen
 from needle_lib.kernel.journal import JOURNAL_SUFFIX, Journal, journal_path
@@ -95,7 +99,7 @@ class CaseTally:
         report.scored_cases = self.scored
 
 
-def assemble_report(header: dict[str, Any], cases: list[BenchCaseRecord], *,
+def assemble_report(header: SearchHeaderRecord, cases: list[BenchCaseRecord], *,
                     complete_run: bool = True) -> SearchReport:
     """The report of a run (pooled metrics computed here, once) with its header and cases;
     the header's judge block names what the cases' judge calls saw (``judge.identity``)."""
@@ -106,7 +110,7 @@ def assemble_report(header: dict[str, Any], cases: list[BenchCaseRecord], *,
     return report
 
 
-def finish_run(report_path: Path, header: dict[str, Any], cases: list[BenchCaseRecord], *,
+def finish_run(report_path: Path, header: SearchHeaderRecord, cases: list[BenchCaseRecord], *,
                complete_run: bool = True) -> SearchReport:
     """Build the report and write it atomically (a line per case)."""
     report = assemble_report(header, cases, complete_run=complete_run)

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 from urllib.parse import quote
 
 import msgspec
@@ -50,7 +50,7 @@ from needle_lib.contract.report import (
     SearchReport,
     built_rows,
 )
-from needle_lib.contract.schema import SearchRun
+from needle_lib.contract.schema import SearchHeaderRecord, SearchRun
 from needle_lib.errors import UsageError
 from needle_lib.jsonio import write_text_atomic
 from needle_lib.metrics.ndcg import GAINS
@@ -223,20 +223,18 @@ def _relevance(kind: str, result: SearchResultRecord) -> int | None:
     return 1 if matched else 0
 
 
-def _report_kind(header: dict[str, Any]) -> str:
+def _report_kind(header: SearchHeaderRecord) -> str:
     kind = header.get("kind") or bench_named(header["bench"]).kind
     if kind not in ("judged", "known_item"):
         raise TrecExportError(f"report kind {kind!r} is neither judged nor known_item")
     return str(kind)
 
 
-def _judge_info(header: dict[str, Any]) -> JudgeInfo | None:
-    judge = header.get("judge")
-    if not isinstance(judge, dict):
+def _judge_info(header: SearchHeaderRecord) -> JudgeInfo | None:
+    judge = header.get("judge")  # validated: a JudgeSetup, null or absent
+    if judge is None:
         return None
-    model, prompt = judge.get("model"), judge.get("prompt_version")
-    return JudgeInfo(model=model if isinstance(model, str) else None,
-                     prompt_version=prompt if isinstance(prompt, str) else None)
+    return JudgeInfo(model=judge["model"], prompt_version=judge["prompt_version"])
 
 
 def _why_unscored(case: BenchCaseRecord, row: JudgedQueryRow | KnownItemQueryRow,

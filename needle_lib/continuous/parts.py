@@ -35,6 +35,7 @@ from needle_lib.continuous.runs import (
     parse_ts,
     run_id_of,
 )
+from needle_lib.contract.schema import SearchHeaderRecord
 from needle_lib.contract.setup import refusal, setup_differences
 from needle_lib.jsonio import write_json_atomic
 from needle_lib.kernel.journal import JOURNAL_SUFFIX
@@ -63,7 +64,7 @@ class PartInfo:
     index: int
     count: int
     started: str
-    header: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # TODO(merge)
+    header: SearchHeaderRecord = field(compare=False, repr=False)
 
     @property
     def identity(self) -> Identity:
@@ -71,8 +72,7 @@ class PartInfo:
         return self.bench, self.queries, self.index, self.count, self.started
 
 
-# TODO(merge): the search run header has no declared type yet (read_run gives a dict)
-def part_info(path: Path, header: dict[str, Any]) -> PartInfo | None:
+def part_info(path: Path, header: SearchHeaderRecord) -> PartInfo | None:
     """The part a report is, from its header; None for a whole run."""
     shard = header.get("shard")
     if not isinstance(shard, dict):

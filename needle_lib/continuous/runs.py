@@ -42,6 +42,7 @@ from needle_lib.contract.report import (
     report_fields,
     summary_of,
 )
+from needle_lib.contract.schema import SearchHeaderRecord
 from needle_lib.judge.verdict import RELEVANT_RATING
 from needle_lib.kernel.journal import JOURNAL_SUFFIX
 from needle_lib.metrics.ndcg import ULTIMATE
@@ -124,8 +125,7 @@ def parse_ts(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-# TODO(merge): the search run header has no declared type yet (read_run gives a dict)
-def _started(path: Path, header: dict[str, Any]) -> datetime:
+def _started(path: Path, header: SearchHeaderRecord) -> datetime:
     value = header.get("started_at")
     if value is not None:
         try:

@@ -7,11 +7,14 @@ not classes); each is built in one place: cases by :func:`recall_case_record`,
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict, final
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, final
 
 from needle_lib.contract.outcome import Outcome
 from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.tomlconf import ConfigError
+
+if TYPE_CHECKING:  # schema reads these records: importing it here would be a cycle
+    from needle_lib.contract.schema import SearchHeaderRecord
 
 
 class RecallCaseRecord(TypedDict):
@@ -197,9 +200,6 @@ def known_item_case(case: BenchCaseRecord) -> KnownItemCaseRecord:
 class _CaseRecordBase(TypedDict):
     #: The dump or report this case lands in (``corpus__model``, ``bench__queries``).
     pair: str
-    #: The run's setup, which the dump or the journal's header records (the plans'
-    #: ``header``: ``recall.plan.RecallPlan.header``, ``benches.plan.SearchPlan.header``).
-    header: dict[str, Any]
     #: Lines for the terminal's "needle" section (a preflight note, say).
     messages: NotRequired[list[str]]
 
@@ -208,6 +208,8 @@ class RecallRecord(_CaseRecordBase):
     """A recall case as a test hands it to the controller."""
 
     kind: Literal["recall"]
+    #: The run's setup, which the dump records (``recall.plan.RecallPlan.header``).
+    header: dict[str, Any]
     case: RecallCaseRecord
     #: Report-only detail: the case's line diff (shown, never dumped).
     diff: NotRequired[list[list[str]]]
@@ -218,6 +220,8 @@ class SearchRecord(_CaseRecordBase):
     (``header.kind``)."""
 
     kind: Literal["search"]
+    #: The run's setup, which the journal's header records (``SearchPlan.header``).
+    header: SearchHeaderRecord
     case: BenchCaseRecord
 
 

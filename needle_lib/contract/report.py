@@ -37,6 +37,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 from needle_lib.contract.records import BenchCaseRecord, SearchResultRecord
+from needle_lib.contract.schema import SearchHeaderRecord
 from needle_lib.jsonio import EncodedList
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ class _Report(Struct, kw_only=True, tag_field="kind"):
     in_progress: bool
     num_queries: int
     k: Annotated[int, _doc("The cut-off of the figures (@k).")]
-    header: Annotated[dict[str, Any], _doc("The run's setup (``contract.schema.SearchHeader``)"
+    header: Annotated[SearchHeaderRecord, _doc("The run's setup (``contract.schema.SearchHeader``)"
                                            "; its fields are repeated at the top level.")]
     complete: bool | None = None
     scored_cases: int | None = None

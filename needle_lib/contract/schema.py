@@ -51,7 +51,6 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import BenchCaseRecord
 from needle_lib.contract.records import RecallDump as RecallDumpRecord
-from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.judge.identity import JudgeSetup as JudgeBlock
 from needle_lib.names import is_plain
 from needle_lib.tomlconf import ConfigError
@@ -268,20 +267,24 @@ class SearchHeaderRecord(TypedDict):
     """A search run's header, in its key order (the JSON on disk keeps it): what
     ``SearchPlan.header`` builds, then what the run adds as it writes the journal
     (``resumed_from``, ``started_at``, ``clock``, ``shard``; the report's assembly puts the
-    judges seen in ``judge``). :class:`SearchHeader` is what a reader checks of it."""
+    judges seen in ``judge``). :class:`SearchHeader` is what a reader checks of it.
+
+    A run writes every key ``SearchPlan.header`` builds, but a header read back may be an
+    older Needle's: the keys :class:`SearchHeader` lets it lack are ``NotRequired`` here,
+    so a reader takes them with ``.get``."""
 
     bench: str
-    kind: str
+    kind: NotRequired[str]
     queries: QueriesRecord
     engines: list[str]
     num_results: int
-    snippet_chars: int
-    judged: bool
-    judge: JudgeBlock | None
-    sampling: SamplingRecord
+    snippet_chars: NotRequired[int]
+    judged: NotRequired[bool]
+    judge: NotRequired[JudgeBlock | None]
+    sampling: NotRequired[SamplingRecord]
     #: ``provenance.package_info()``: name, version, git revision
-    package: dict[str, str]
-    expected_cases: int
+    package: NotRequired[dict[str, str]]
+    expected_cases: NotRequired[int]
     #: only when an engine of the run has an env-tuned mode: runs without one keep the
     #: bytes they always had
     engine_modes: NotRequired[dict[str, str]]
@@ -311,12 +314,12 @@ def engine_modes_of(header: Mapping[str, object]) -> dict[str, str]:
     return modes
 
 
-def _with_engine_modes(header: JSONObject) -> None:
+def _with_engine_modes(header: SearchHeaderRecord) -> None:
     """Migrate on read, in place: a header that ran an env-tuned engine without saying its
     mode gets the mode it ran in. Every other header is left as it is (same bytes back)."""
     modes = engine_modes_of(header)
     if modes and header.get("engine_modes") != modes:
-        header["engine_modes"] = dict[str, JSON](modes)
+        header["engine_modes"] = modes
 
 
 class SearchResult(_Model, kw_only=True):
@@ -478,10 +481,10 @@ def read_recall_dump(path: Path) -> RecallDumpRecord:
 #: A search run read back: its header and its cases. The cases are validated against
 #: :class:`SearchCase` (the fields every case shares); a bench's own fields (gold, ranks,
 #: the judge's profile) ride along as written, which the folds read with defaults.
-SearchRun = tuple[dict[str, Any], list[BenchCaseRecord]]
+SearchRun = tuple[SearchHeaderRecord, list[BenchCaseRecord]]
 
 
-def _check_bench(where: str, header: dict[str, Any]) -> None:
+def _check_bench(where: str, header: SearchHeaderRecord) -> None:
     if not is_plain(header["bench"]):  # it names pages and files of the site
         raise SchemaError(f"{where}: header.bench {header['bench']!r} is not a plain name "
                           "(letters, digits, '.', '_', '-'); refusing a tampered report"[:300])
@@ -506,7 +509,7 @@ def validate_search_run(path: Path, header: Any, cases: Any, *,
         raise _fail(where, exc, data) from None
     _check_bench(where, header)
     _with_engine_modes(header)
-    return header, cast(list[BenchCaseRecord], cases)  # validated above
+    return cast(SearchRun, (header, cases))  # validated above
 
 
 def read_search_report(path: Path) -> SearchRun:
@@ -610,12 +613,12 @@ def read_search_journal(path: Path) -> SearchRun:
 def _read_search_journal(path: Path) -> SearchRun:
     convert = msgspec.convert
     shared = _sharing_values()
-    header: dict[str, Any] | None = None
+    header: SearchHeaderRecord | None = None
     version = SEARCH_RUN_SCHEMA_VERSION
-    cases: dict[tuple[str, str], dict[str, Any]] = {}
+    cases: dict[tuple[str, str], JournalObject] = {}
     for number, kind, record in journal_entries(path):
         where = f"{path}:{number}"
-        entry: dict[str, Any] = {kind: record}
+        entry: dict[str, JournalObject] = {kind: record}
         if kind == "header":
             version = _version(where, "search run", record.get("schema_version"))
         model: type[_Model] = JournalHeaderLine if kind == "header" else JournalCaseLine
@@ -626,9 +629,9 @@ def _read_search_journal(path: Path) -> SearchRun:
         except msgspec.ValidationError as exc:
             raise _fail(where, exc, entry) from None
         if model is JournalHeaderLine:
-            header = entry["header"]
-            _check_bench(where, entry["header"])
-            _with_engine_modes(entry["header"])
+            header = cast(SearchHeaderRecord, entry["header"])  # validated just above
+            _check_bench(where, header)
+            _with_engine_modes(header)
         else:
             case = entry["case"]
             shared(case)

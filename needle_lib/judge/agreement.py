@@ -22,14 +22,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from needle_lib.benches.registry import bench_named, build_report
 from needle_lib.contract.records import BenchCaseRecord, SearchResultRecord
 from needle_lib.contract.report import JudgedEngine, built_rows
-from needle_lib.contract.schema import SearchRun
+from needle_lib.contract.schema import SearchHeaderRecord, SearchRun
 from needle_lib.errors import UsageError
 from needle_lib.judge.verdict import RELEVANT_RATING
 from needle_lib.metrics.agreement import confusion_matrix, kendall_tau_b, weighted_kappa
@@ -102,7 +101,7 @@ class JudgeAgreement(msgspec.Struct, kw_only=True):
 @dataclass(frozen=True)
 class _Report:
     path: Path
-    header: dict[str, Any]  # TODO(merge): as read_run types the header
+    header: SearchHeaderRecord
     cases: list[BenchCaseRecord]
 
 
@@ -189,11 +188,9 @@ def _tau(a_scores: dict[str, list[float | None]], b_scores: dict[str, list[float
 
 
 def _side(report: _Report, pairs: int) -> Side:
-    judge = report.header.get("judge")
-    judge = judge if isinstance(judge, dict) else {}
-    model, prompt = judge.get("model"), judge.get("prompt_version")
-    return Side(path=str(report.path), judge_model=model if isinstance(model, str) else None,
-                prompt_version=prompt if isinstance(prompt, str) else None,
+    judge = report.header.get("judge")  # validated: a JudgeSetup, null or absent
+    return Side(path=str(report.path), judge_model=judge["model"] if judge else None,
+                prompt_version=judge["prompt_version"] if judge else None,
                 queries=len(_queries(report)), pairs=pairs)
 
 

@@ -13,7 +13,10 @@ the header when the report is assembled.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+
+if TYPE_CHECKING:  # the schema reads the judge block declared here: a cycle at run time
+    from needle_lib.contract.schema import SearchHeaderRecord
 
 
 class JudgeSetup(TypedDict):
@@ -58,19 +61,18 @@ class SeenJudges:
         if isinstance(output := case.get("judge_output"), str):
             self.outputs.add(output)
 
-    # TODO(merge): the search run header has no declared type yet
-    def stamp(self, header: Mapping[str, Any]) -> dict[str, Any]:
+    def stamp(self, header: SearchHeaderRecord) -> SearchHeaderRecord:
         """``header`` with its ``judge`` block naming what was seen (sorted); a header
-        without a judge is returned as it is."""
-        judge = header.get("judge")
-        if not isinstance(judge, dict):
-            return dict(header)
+        without a judge is returned as a copy."""
+        judge = header.get("judge")  # a header of an older version may have none
+        if judge is None:
+            return header.copy()
         return {**header, "judge": {**judge, "served_models": sorted(self.served),
                                     "outputs": sorted(self.outputs)}}
 
 
-def with_judge_seen(header: Mapping[str, Any],
-                    cases: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def with_judge_seen(header: SearchHeaderRecord,
+                    cases: Iterable[Mapping[str, Any]]) -> SearchHeaderRecord:
     """``header`` with its ``judge`` block naming what ``cases`` saw (``SeenJudges``)."""
     seen = SeenJudges()
     for case in cases:

@@ -21,6 +21,8 @@ from needle_lib.contract.setup import refusal, setup_differences
 from needle_lib.errors import UsageError
 
 CaseT = TypeVar("CaseT")
+#: A family's part header, as its reader types it.
+HeaderT = TypeVar("HeaderT", bound=Mapping[str, Any])
 
 
 class MergeError(UsageError, ValueError):
@@ -48,11 +50,11 @@ class Merged:
     resume_hint: str | None = None
 
 
-class MergeFamily(Protocol[CaseT]):
+class MergeFamily(Protocol[CaseT, HeaderT]):
     """What ``merge`` asks of a family: its parts' setups, shards and cases (``CaseT``, the
-    family's case record), and the fold."""
+    family's case record; ``HeaderT``, its header), and the fold."""
 
-    def header(self, part: Part) -> Mapping[str, Any]:
+    def header(self, part: Part) -> HeaderT:
         """The part's setup (validated, migrated if older); MergeError when it is not one."""
         ...
 
@@ -72,13 +74,12 @@ class MergeFamily(Protocol[CaseT]):
         """``key`` in words, for a message."""
         ...
 
-    def fold(self, parts: list[Part], headers: list[Mapping[str, Any]],
-             missing: list[str]) -> Merged:
+    def fold(self, parts: list[Part], headers: list[HeaderT], missing: list[str]) -> Merged:
         """The merged result of checked parts; ``missing`` so far, for it to extend."""
         ...
 
 
-def merge(parts: list[Part], family: MergeFamily[CaseT]) -> Merged:
+def merge(parts: list[Part], family: MergeFamily[CaseT, HeaderT]) -> Merged:
     """One result from ``parts`` of one run; MergeError when they cannot be."""
     headers = [family.header(part) for part in parts]
     check_setups(parts, headers)
@@ -87,7 +88,7 @@ def merge(parts: list[Part], family: MergeFamily[CaseT]) -> Merged:
     return family.fold(parts, headers, missing)
 
 
-def check_setups(parts: list[Part], headers: list[Mapping[str, Any]]) -> None:
+def check_setups(parts: list[Part], headers: Sequence[Mapping[str, Any]]) -> None:
     """Refuse parts whose headers differ in setup, naming every differing leaf."""
     first, first_header = parts[0], headers[0]
     for part, header in zip(parts[1:], headers[1:], strict=True):
@@ -98,7 +99,7 @@ def check_setups(parts: list[Part], headers: list[Mapping[str, Any]]) -> None:
                                      (first.path.name, part.path.name)))
 
 
-def check_shards(parts: list[Part], family: MergeFamily[CaseT]) -> list[str]:
+def check_shards(parts: list[Part], family: MergeFamily[CaseT, HeaderT]) -> list[str]:
     """Refuse parts of different splits or a shard given twice; name missing shards and
     cases a shard was given but did not record."""
     shards = [(part, shard) for part in parts if (shard := family.shard(part))]
@@ -126,7 +127,7 @@ def check_shards(parts: list[Part], family: MergeFamily[CaseT]) -> list[str]:
     return missing
 
 
-def check_duplicates(parts: list[Part], family: MergeFamily[CaseT]) -> None:
+def check_duplicates(parts: list[Part], family: MergeFamily[CaseT, HeaderT]) -> None:
     """Refuse a case present in more than one part, naming each with its parts."""
     owner: dict[Hashable, list[str]] = {}
     for part in parts:

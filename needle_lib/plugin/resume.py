@@ -40,7 +40,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import pytest
 
@@ -48,7 +48,7 @@ from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.benches.runfiles import read_run
 from needle_lib.contract.outcome import is_answered
 from needle_lib.contract.records import RecallCaseRecord, SearchCaseRecord
-from needle_lib.contract.schema import SchemaError, validate_recall_dump
+from needle_lib.contract.schema import ResumedFromRecord, SchemaError, validate_recall_dump
 from needle_lib.contract.setup import SetupMismatch, resume_source, setup_differences
 from needle_lib.contract.setup import refusal as setup_refusal
 from needle_lib.diskfull import DISK_FULL_EXIT
@@ -477,20 +477,13 @@ def resumed(config: pytest.Config, pair: str) -> tuple[Path, list[RecallCaseReco
     return Path(source), stored.recall_records(pair)
 
 
-class ResumedRun(TypedDict):
-    """A search header's ``resumed_from``: the run resumed and how many cases it kept."""
-
-    run: str
-    answered_cases: int
-
-
-def resumed_from(config: pytest.Config, bench: str) -> dict[str, ResumedRun]:
-    """The header field naming the run ``bench`` resumes (none when it resumes nothing)."""
+def resumed_from(config: pytest.Config, bench: str) -> ResumedFromRecord | None:
+    """The header's ``resumed_from``: the run ``bench`` resumes (None: it resumes nothing)."""
     stored = stored_cases(config)
     if stored is None or ("search", bench) not in stored.sources:
-        return {}
+        return None
     source, answered = stored.sources["search", bench]
-    return {"resumed_from": ResumedRun(run=source, answered_cases=answered)}
+    return ResumedFromRecord(run=source, answered_cases=answered)
 
 
 class ControllerResume:

@@ -20,6 +20,7 @@ from needle_lib.contract.records import (
     RecallRecord,
     SearchRecord,
 )
+from needle_lib.contract.schema import SearchHeaderRecord
 
 RECORD_KEY = "needle_record"
 
@@ -35,7 +36,7 @@ class Scorecard:
         report."""
         self._open(RecallRecord(kind="recall", pair=pair, header=header, case=case))
 
-    def open_search(self, pair: str, header: dict[str, Any], case: BenchCaseRecord) -> None:
+    def open_search(self, pair: str, header: SearchHeaderRecord, case: BenchCaseRecord) -> None:
         """Start this search case's record (see ``open_recall``)."""
         self._open(SearchRecord(kind="search", pair=pair, header=header, case=case))
 

@@ -79,9 +79,10 @@ def _search(request: pytest.FixtureRequest, search_case: SearchCase,
     run's."""
     config = request.config
     plan = search_plan(config)
-    scorecard.open_search(
-        plan.pair(search_case.bench),
-        {**plan.header(search_case.bench), **resumed_from(config, search_case.bench)}, case)
+    header = plan.header(search_case.bench)  # a fresh dict per call
+    if (resumed := resumed_from(config, search_case.bench)) is not None:
+        header["resumed_from"] = resumed
+    scorecard.open_search(plan.pair(search_case.bench), header, case)
     kept = stored_case(config, search_case)
     if kept is not None:
         _take_kept(case, kept)
