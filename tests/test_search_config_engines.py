@@ -143,6 +143,42 @@ url = "link"
     assert "Authorization" not in request.headers
 
 
+GET_FIXED = """
+method = "GET"
+base_url = "http://127.0.0.1:9"
+path = "/api/search"
+[request]
+query = "q"
+site = "field"
+site_field = "domain"
+[request.fixed]
+safe = true
+weights = [1, 2.5]
+[response]
+results = "results"
+url = "link"
+"""
+
+
+async def test_get_definition_repeats_a_list_and_sends_scalars_as_httpx_writes_them(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, "mini", GET_FIXED)
+    request, outcome = await search(known_engines(tmp_path), "mini", "gpu site:a.com site:b.org",
+                                    env={})
+    assert outcome.ok
+    assert request.url.params.multi_items() == [
+        ("safe", "true"), ("weights", "1"), ("weights", "2.5"), ("domain", "a.com"),
+        ("domain", "b.org"), ("q", "gpu")]
+
+
+async def test_get_definition_refuses_a_table_in_the_query_string(tmp_path: Path) -> None:
+    path = write(tmp_path, "mini", GET_FIXED.replace("safe = true", "opts = { a = 1 }"))
+    request, outcome = await search(known_engines(tmp_path), "mini", "gpu", env={})
+    assert request is None
+    assert f"{path}: field 'opts' is a table or a nested list" in outcome.error
+
+
 # --- the response ---------------------------------------------------------------------------
 
 async def test_response_fields_by_dotted_path(retriever: dict) -> None:
@@ -229,6 +265,8 @@ INVALID = {
               "key 'snippet_chars_range' must be [min, max]"),
     "fixed date": (RETRIEVER.replace('index = "web"', "since = 2025-01-01"),
                    "[request.fixed] key 'since': write the date as a string"),
+    "fixed date in a list": (RETRIEVER.replace('index = "web"', "days = [2025-01-01]"),
+                             "[request.fixed] key 'days': write the date as a string"),
     "header type": (RETRIEVER.replace('X-Client = "needle"', "X-Client = 1"),
                     "[request.headers] key 'X-Client' must be str"),
     "auth key": (RETRIEVER.replace('key_env = "RETRIEVER_KEY"', ""),

@@ -47,8 +47,10 @@ _ERROR_CHARS = 500
 DEFAULT_MAX_RESPONSE_BYTES = 16 * MiB
 
 
-#: A GET request's query string (httpx encodes each value).
-QueryParams = Mapping[str, str | int]
+#: One value of a query string, as httpx encodes it (``true``, ``1.5``; None: empty).
+QueryValue = str | int | float | bool | None
+#: A GET request's query string (httpx encodes each value; a list repeats the key).
+QueryParams = Mapping[str, QueryValue | list[QueryValue]]
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ sitemaps and search engines treat URLs beyond about 2,000 characters as broken.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TypedDict, Unpack
 
 from needle_lib.contract.records import SearchResultRecord
 from needle_lib.search.types import SearchResult
@@ -32,7 +32,16 @@ MAX_DATE_CHARS = 64
 MAX_SNIPPET_CHARS = 50_000
 
 
-def _with_cut(result: SearchResult, fields: list[str], **changes: Any) -> SearchResult:
+class _Cuts(TypedDict, total=False):
+    """The fields a bound cuts, as ``dataclasses.replace`` takes them."""
+
+    title: str
+    url: str
+    published_date: str
+    snippet: str
+
+
+def _with_cut(result: SearchResult, fields: list[str], **changes: Unpack[_Cuts]) -> SearchResult:
     if not fields:
         return result
     return replace(result, truncated=tuple(dict.fromkeys([*result.truncated, *fields])),
@@ -41,7 +50,7 @@ def _with_cut(result: SearchResult, fields: list[str], **changes: Any) -> Search
 
 def bound_result(result: SearchResult) -> SearchResult:
     """``result`` with its title, URL and date cut to their caps (each cut flagged)."""
-    changes: dict[str, Any] = {}
+    changes: _Cuts = {}
     if len(result.title) > MAX_TITLE_CHARS:
         changes["title"] = result.title[:MAX_TITLE_CHARS]
     if len(result.url) > MAX_URL_CHARS:

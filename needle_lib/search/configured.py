@@ -13,10 +13,12 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
+from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.search.base import (
     EngineError,
     EngineRequest,
     HttpSearchClient,
+    QueryValue,
     each_entry,
     join_texts,
     make_result,
@@ -73,9 +75,10 @@ class ConfigEngineClient(HttpSearchClient):
         if nested:
             return EngineRequest("POST", d.path, params=query_key or None, json=fields,
                                  headers=headers)
-        return EngineRequest("GET", d.path, params={**fields, **query_key}, headers=headers)
+        return EngineRequest("GET", d.path, params={**_query_params(fields, d), **query_key},
+                             headers=headers)
 
-    def _date(self, fields: dict[str, Any], operator: str, placement: Placement, day: date,
+    def _date(self, fields: JSONObject, operator: str, placement: Placement, day: date,
               nested: bool) -> list[str]:
         """Place one date operator; returns the query-text token when it stays in the text."""
         if placement.how == "query":
@@ -104,7 +107,7 @@ class ConfigEngineClient(HttpSearchClient):
         ))
 
 
-def _put(fields: dict[str, Any], name: str, value: Any, nested: bool) -> None:
+def _put(fields: JSONObject, name: str, value: JSON, nested: bool) -> None:
     """Set ``name`` in ``fields``: a dotted path for JSON bodies, a literal key for params."""
     if not nested:
         fields[name] = value
@@ -112,10 +115,31 @@ def _put(fields: dict[str, Any], name: str, value: Any, nested: bool) -> None:
     *parents, last = name.split(".")
     target = fields
     for part in parents:
-        target = target.setdefault(part, {})
-        if not isinstance(target, dict):
+        child = target.setdefault(part, {})
+        if not isinstance(child, dict):
             raise EngineError(f"field {name!r} runs into a [request.fixed] value at {part!r}")
+        target = child
     target[last] = value
+
+
+def _query_params(fields: JSONObject, d: EngineDefinition) -> dict[str, QueryValue
+                                                                   | list[QueryValue]]:
+    """``fields`` as a GET query string: scalars, and lists of them (a repeated key). A
+    table has no query-string form (httpx would send its Python repr): refused by name."""
+    params: dict[str, QueryValue | list[QueryValue]] = {}
+    for name, value in fields.items():
+        if isinstance(value, list):
+            params[name] = [_query_value(item, name, d) for item in value]
+        else:
+            params[name] = _query_value(value, name, d)
+    return params
+
+
+def _query_value(value: JSON, name: str, d: EngineDefinition) -> QueryValue:
+    if isinstance(value, dict | list):
+        raise EngineError(f"{d.source}: field {name!r} is a table or a nested list: a GET "
+                          "request's query string cannot carry it (use method = \"POST\")")
+    return value
 
 
 def _get(obj: Any, dotted: str | None) -> Any:

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, time
+from datetime import date, time
 from pathlib import Path
 from typing import Any
 
+from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.net.body import MAX_TIMEOUT_S
 from needle_lib.redact import register_secret_param
 from needle_lib.search.prices import Price, price_of
-from needle_lib.tomlconf import ConfigError, Key, check_section, load_toml
+from needle_lib.tomlconf import ConfigError, Key, TOMLTable, TOMLValue, check_section, load_toml
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 METHODS = ("GET", "POST")
@@ -120,7 +121,8 @@ class EngineDefinition:
     site: Placement = field(default_factory=Placement)
     after: Placement = field(default_factory=Placement)
     before: Placement = field(default_factory=Placement)
-    fixed: dict[str, Any] = field(default_factory=dict)
+    #: sent as they are, in the body or the query string: the engine API's own fields
+    fixed: JSONObject = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     title_field: str | None = None
     snippet_field_path: str | None = None
@@ -201,12 +203,14 @@ def _auth(data: Any, path: Path) -> Auth | None:
                 param)
 
 
-def _placement(request: dict[str, Any], operator: str, path: Path) -> Placement:
+def _placement(request: TOMLTable, operator: str, path: Path) -> Placement:
     how = request.get(operator, "drop")
     name = request.get(f"{operator}_field")
-    if how not in PLACEMENTS:
+    if not isinstance(how, str) or how not in PLACEMENTS:
         raise ConfigError(f"{path}: [request] key {operator!r} must be one of "
                           f"{', '.join(PLACEMENTS)}, got {how!r}")
+    if name is not None and not isinstance(name, str):  # REQUEST_SCHEMA checked it
+        raise ConfigError(f"{path}: [request] key '{operator}_field' must be str")
     if (how == "field") != (name is not None):
         raise ConfigError(f"{path}: [request] key '{operator}_field' is required when "
                           f"{operator} = \"field\" and not allowed otherwise")
@@ -224,19 +228,27 @@ def _range(value: list[Any] | None, path: Path) -> tuple[int, int] | None:
     return value[0], value[1]
 
 
-def _fixed(values: dict[str, Any], path: Path) -> dict[str, Any]:
-    """Constant fields; TOML dates have no JSON form, so they are refused by name."""
-    for key, value in values.items():
-        if isinstance(value, date | datetime | time):
-            raise ConfigError(f"{path}: [request.fixed] key {key!r}: write the date as a string")
-        if isinstance(value, dict):
-            _fixed(value, path)
-    return values
+def _fixed(values: TOMLTable, path: Path) -> JSONObject:
+    """Constant fields, as the JSON they are sent as; TOML dates have no JSON form, so
+    they are refused by name (in a list too)."""
+    return {key: _fixed_value(value, key, path) for key, value in values.items()}
 
 
-def _headers(values: dict[str, Any], path: Path) -> dict[str, str]:
+def _fixed_value(value: TOMLValue, key: str, path: Path) -> JSON:
+    if isinstance(value, date | time):  # a datetime is a date
+        raise ConfigError(f"{path}: [request.fixed] key {key!r}: write the date as a string")
+    if isinstance(value, dict):
+        return _fixed(value, path)
+    if isinstance(value, list):
+        return [_fixed_value(item, key, path) for item in value]
+    return value
+
+
+def _headers(values: TOMLTable, path: Path) -> dict[str, str]:
+    headers: dict[str, str] = {}
     for key, value in values.items():
         if not isinstance(value, str):
             raise ConfigError(f"{path}: [request.headers] key {key!r} must be str, got "
                               f"{type(value).__name__} {value!r}")
-    return values
+        headers[key] = value
+    return headers

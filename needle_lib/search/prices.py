@@ -13,9 +13,8 @@ import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
 
-from needle_lib.tomlconf import ConfigError
+from needle_lib.tomlconf import ConfigError, TOMLTable
 
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 #: The keys an engine file or a site config sets a price with (all three, or none).
@@ -32,7 +31,7 @@ class Price:
     as_of: str
 
 
-def price_of(values: dict[str, Any], where: Path | str, section: str = "") -> Price | None:
+def price_of(values: TOMLTable, where: Path | str, section: str = "") -> Price | None:
     """The price in a TOML table (``price_per_1k``, ``price_source``, ``price_date``), or
     None when it sets none of them; a partial or malformed price names the file and key."""
     given = [key for key in PRICE_KEYS if key in values]
