@@ -6,9 +6,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import cast
 
 from needle_lib.console import want_color
 from needle_lib.contract.outcome import Outcome
+from needle_lib.contract.records import RecallDump
 from needle_lib.recall.corpus import ScoringPolicy
 from needle_lib.recall.journal import read_recall_run
 from needle_lib.recall.rescore import dump_corpus, rescore_dump
@@ -65,5 +67,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(case_headline(case))
             print("  " + composition_line(case["composition"]))
-    print(summary_table([rescored], color=color))
+    # TODO(merge): rescore_dump gives a RecallDump once results.finalize does
+    print(summary_table([cast(RecallDump, rescored)], color=color))
     return 0

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import pytest
 
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.benches.run_reports import SearchReports
 from needle_lib.contract.outcome import Outcome, report_outcome
-from needle_lib.contract.records import CaseRecord
+from needle_lib.contract.records import CaseRecord, RecallDump
 from needle_lib.contract.report import SearchReport
 from needle_lib.contract.schema import SchemaError
 from needle_lib.diskfull import DISK_FULL_EXIT, disk_full_message, is_no_space
@@ -86,12 +86,12 @@ class Controller:
             results_dir(config), Path(run.report) if run.report else None, part=part,
             shard={"index": shard.index, "count": shard.count, "by": "query"} if shard else None)
         #: each family's journals and results, by the record kind it files
-        self.writers: dict[str, RunWriter[dict[str, Any]] | RunWriter[SearchReport]] = {
+        self.writers: dict[str, RunWriter[RecallDump] | RunWriter[SearchReport]] = {
             "recall": self.recall, "search": self.search}
         self.gates = gate_settings(config)
         #: Outcome per node id, so a teardown report can re-file its case with the verdict.
         self.settled: dict[str, Outcome] = {}
-        self.finished: list[dict[str, Any]] = []
+        self.finished: list[RecallDump] = []
         self.search_finished: list[SearchReport] = []
         self.gate_failures: list[str] = []
         self.messages: list[str] = []

@@ -27,7 +27,7 @@ from pytest_metadata.plugin import metadata_key
 
 from needle_lib.clock import utc_now
 from needle_lib.contract.outcome import Outcome
-from needle_lib.contract.records import CaseRecord
+from needle_lib.contract.records import CaseRecord, RecallDump
 from needle_lib.contract.report import SearchReport, report_fields
 from needle_lib.plugin.collect import plan_key, search_plan
 from needle_lib.plugin.internals import html_writers
@@ -216,7 +216,7 @@ class HtmlReport:
             why = search_why(case, outcome)
         self.settled.note(record["pair"], report.nodeid, outcome, why, link)
 
-    def summarise(self, recall: Sequence[tuple[str, dict[str, Any]]],
+    def summarise(self, recall: Sequence[tuple[str, RecallDump]],
                   search: Sequence[tuple[str, SearchReport]]) -> None:
         """The summary block, title and environment from what ran: (pair, dump) and
         (pair, search summary) (``-k`` decides which corpora and benches did, and under

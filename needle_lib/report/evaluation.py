@@ -19,6 +19,7 @@ from typing import Any
 from markupsafe import Markup
 
 from needle_lib.contract.outcome import Outcome
+from needle_lib.contract.records import RecallDump, RecallSummary
 from needle_lib.contract.report import SearchReport
 from needle_lib.recall.results import run_status, summary_key
 from needle_lib.report.search_summary import engine_summary
@@ -170,11 +171,13 @@ def _pct(value: float | None) -> str | None:
     return None if value is None else f"{value:.1f}%"
 
 
-def _counts(summary: dict[str, Any]) -> dict[str, int]:
-    return {outcome.value: summary[summary_key(outcome)] for outcome in Outcome}
+def _counts(summary: RecallSummary) -> dict[str, int]:
+    counts = {"passed": summary["passed"], "failed": summary["failed"],
+              "errors": summary["errors"], "skipped": summary["skipped"]}
+    return {outcome.value: counts[summary_key(outcome)] for outcome in Outcome}
 
 
-def recall_section(pair: str, dump: dict[str, Any], cases: PairCases) -> Section:
+def recall_section(pair: str, dump: RecallDump, cases: PairCases) -> Section:
     s = dump["summary"]
     status = run_status(dump)
     return Section(
@@ -204,7 +207,7 @@ def search_section(pair: str, report: SearchReport, cases: PairCases) -> Section
         skip_reasons=tuple(cases.skip_reasons.most_common(SHOWN_SKIP_REASONS)))
 
 
-def recall_table(dumps: Sequence[dict[str, Any]]) -> Table:
+def recall_table(dumps: Sequence[RecallDump]) -> Table:
     """Every pair's figures, the terminal's columns (``report.terminal.summary_table``)."""
     head = ("corpus", "model", "prompt tokens", "cases", "passed", "failed", "errors",
             "skipped", "matched", "pass rate", "hallucinated", "reindented", "bonus", "status")
@@ -219,7 +222,7 @@ def recall_table(dumps: Sequence[dict[str, Any]]) -> Table:
     return Table(head, tuple(rows))
 
 
-def evaluation_html(recall: Sequence[tuple[str, dict[str, Any]]],
+def evaluation_html(recall: Sequence[tuple[str, RecallDump]],
                     search: Sequence[tuple[str, SearchReport]],
                     settled: SettledCases) -> Markup:
     """The summary block: recall pairs (``(pair, dump)``) and search benches

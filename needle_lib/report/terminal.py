@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from needle_lib.contract.records import Composition, RecallDump, RecallSummary
 from needle_lib.recall.effective_length import RULE, describe, effective_lengths
 from needle_lib.recall.results import run_status
 
@@ -52,7 +53,7 @@ def case_headline(case: dict[str, Any]) -> str:
     )
 
 
-def composition_line(composition: dict[str, Any]) -> str:
+def composition_line(composition: Composition) -> str:
     code, prose = composition["code"], composition["prose"]
     return (
         f"composition: code {code['matched']}/{code['total']} · prose "
@@ -76,18 +77,18 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}%"
 
 
-def prompt_size(summary: dict[str, Any]) -> str:
+def prompt_size(summary: RecallSummary) -> str:
     """The run's median prompt in tokens: as the server counted it, else ``≈`` the estimate
     under the reference tokenizer (before any answer, or from a server without usage)."""
-    sizes = summary.get("prompt_tokens") or {}
-    if sizes.get("served"):
-        return f"{sizes['served'] / 1000:.1f}K"
-    if sizes.get("estimate"):
-        return f"≈{sizes['estimate'] / 1000:.1f}K"
+    sizes = summary.get("prompt_tokens")
+    if sizes and (served := sizes.get("served")):
+        return f"{served / 1000:.1f}K"
+    if sizes and (estimate := sizes.get("estimate")):
+        return f"≈{estimate / 1000:.1f}K"
     return "—"
 
 
-def summary_table(dumps: Sequence[dict[str, Any]], *, color: bool) -> str:
+def summary_table(dumps: Sequence[RecallDump], *, color: bool) -> str:
     """One row per (corpus, model) dump; ``tokens`` is the median prompt (see prompt_size).
     The name columns widen to the longest name, so a long ``repo_…`` corpus or model id
     never pushes the numbers out from under their headings."""
