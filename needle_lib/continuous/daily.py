@@ -15,9 +15,9 @@ import json
 from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from needle_lib.continuous.runs import PublishedRun, ReportError, parse_ts
+from needle_lib.jsonio import JSONObject
 from needle_lib.metrics.ndcg import ULTIMATE
 
 DAILY_FILE = "daily_queries.jsonl"
@@ -34,8 +34,11 @@ def evaluated(run: PublishedRun) -> list[tuple[str, str]]:
     return list(seen.items())
 
 
-def read_query_records(path: Path) -> list[dict[str, Any]]:
-    """A JSON Lines query file's records (plain-text query files have none to add)."""
+def read_query_records(path: Path) -> list[JSONObject]:
+    """A JSON Lines query file's records (plain-text query files have none to add). A
+    record's shape is its query file's writer's (Needle's generators, or NEEDLE's published
+    files: ``query_id``, ``query_text``, ``query_origin``, ``gold``…), so it is kept whole as
+    JSON; only the keys the window needs are read from it."""
     if path.suffix != ".jsonl":
         return []
     records = []
@@ -43,35 +46,38 @@ def read_query_records(path: Path) -> list[dict[str, Any]]:
         for number, line in enumerate(fh, start=1):
             if line.strip():
                 try:
-                    records.append(json.loads(line))
+                    record = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise ReportError(f"{path}:{number}: not JSON ({exc.msg})") from None
+                if isinstance(record, dict):  # anything else names no query: skipped
+                    records.append(record)
     return records
 
 
-def daily_rows(run: PublishedRun, records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The run's rows for the window: its query file's records for the queries it scored."""
-    by_id = {str(r.get("query_id")): r for r in records if isinstance(r, dict)}
+def daily_rows(run: PublishedRun, records: Iterable[JSONObject]) -> list[JSONObject]:
+    """The run's rows for the window: its query file's records for the queries it scored,
+    each with ``run_id``, ``bench`` and ``ts`` (``contract.history.RunRow``'s keys)."""
+    by_id = {str(r.get("query_id")): r for r in records}
     by_text = {str(r.get("query_text")): r for r in by_id.values()}
     rows = []
     for query_id, text in evaluated(run):
-        record = by_id.get(query_id) or by_text.get(text) or {
+        record: JSONObject = by_id.get(query_id) or by_text.get(text) or {
             "query_id": query_id, "query_text": text}
         rows.append({**record, "run_id": run.run_id, "bench": run.bench, "ts": run.ts})
     return rows
 
 
-def rolling_window(existing: list[dict[str, Any]], runs: list[PublishedRun],
-                   new_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def rolling_window(existing: list[JSONObject], runs: list[PublishedRun],
+                   new_rows: list[JSONObject]) -> list[JSONObject]:
     """Old rows minus those of ``runs``, plus ``new_rows``, cut to 24 h before the newest."""
     replaced = {run.key for run in runs}
-    rows = [r for r in existing if (r["bench"], r["run_id"]) not in replaced] + new_rows
+    rows = [r for r in existing if (str(r["bench"]), str(r["run_id"])) not in replaced] + new_rows
     if not rows:
         return []
-    end = max(parse_ts(r["ts"]) for r in rows)
-    kept = [r for r in rows if parse_ts(r["ts"]) > end - DAILY_WINDOW]
-    return sorted(kept, key=lambda r: (r["run_id"], r["bench"]))
+    end = max(parse_ts(str(r["ts"])) for r in rows)
+    kept = [r for r in rows if parse_ts(str(r["ts"])) > end - DAILY_WINDOW]
+    return sorted(kept, key=lambda r: (str(r["run_id"]), str(r["bench"])))
 
 
-def to_jsonl(rows: list[dict[str, Any]]) -> str:
+def to_jsonl(rows: list[JSONObject]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)

@@ -63,7 +63,7 @@ class PartInfo:
     index: int
     count: int
     started: str
-    header: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    header: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # TODO(merge)
 
     @property
     def identity(self) -> Identity:
@@ -71,6 +71,7 @@ class PartInfo:
         return self.bench, self.queries, self.index, self.count, self.started
 
 
+# TODO(merge): the search run header has no declared type yet (read_run gives a dict)
 def part_info(path: Path, header: dict[str, Any]) -> PartInfo | None:
     """The part a report is, from its header; None for a whole run."""
     shard = header.get("shard")
@@ -143,7 +144,7 @@ class GroupRun:
     the run is in progress: nothing is written for it)."""
 
     run: PublishedRun
-    merged: dict[str, Any] | None
+    merged: dict[str, Any] | None  # TODO(merge): recall.merge.Merged.dump, as merge types it
     parts: int
 
 

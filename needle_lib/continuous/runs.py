@@ -33,6 +33,7 @@ from needle_lib.contract.history import (
     UniquenessRow,
 )
 from needle_lib.contract.outcome import is_skipped
+from needle_lib.contract.records import SearchResultRecord
 from needle_lib.contract.report import (
     EngineFigures,
     JudgedEngine,
@@ -82,7 +83,9 @@ class PublishedRun:
     run_id: str
     ts: str
     complete: bool
-    #: The report as the run browser shows it (``_trimmed``), in its file's shape.
+    #: The report as the run browser shows it (``_trimmed``), in its file's shape: the layout
+    #: of ``contract.report.report_fields`` (which types it so: a known-item engine's
+    #: ``by_<group>`` keys are named after its bench's groups), kept as ``RunEntry.report``.
     report: dict[str, Any]
     #: The report's figures without its rows (what ``needle publish`` prints).
     summary: SearchReport
@@ -121,6 +124,7 @@ def parse_ts(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+# TODO(merge): the search run header has no declared type yet (read_run gives a dict)
 def _started(path: Path, header: dict[str, Any]) -> datetime:
     value = header.get("started_at")
     if value is not None:
@@ -208,6 +212,7 @@ def _history_row(base: RunRow, engine: str, figures: EngineFigures, *, complete:
     return row
 
 
+# TODO(merge): SearchCaseRecord once read_run and benches.registry.by_query return it
 def _answered(cases: list[dict[str, Any]]) -> list[dict[str, dict[str, Any]]]:
     """Per query, the cases of engines whose search succeeded (skips and failures are out:
     an engine that did not answer neither shares nor misses URLs)."""
@@ -222,16 +227,17 @@ def _rated_urls(answered: list[dict[str, dict[str, Any]]], kind: str):
             for present in answered]
 
 
-def _relevant(kind: str, case: dict[str, Any], rank: int, result: dict[str, Any]) -> bool:
-    """Judged: rated "highly meets" or better; known-item: the result that carried the gold."""
+def _relevant(kind: str, hit_rank: int | None, rank: int, result: SearchResultRecord) -> bool:
+    """Judged: rated "highly meets" or better; known-item: the result that carried the gold
+    (at the case's ``hit_rank``)."""
     if kind == "judged":
         rating = result.get("rating")
         return rating is not None and rating >= RELEVANT_RATING
-    return case.get("hit_rank") == rank
+    return hit_rank == rank
 
 
 def _relevant_urls(answered: list[dict[str, dict[str, Any]]], kind: str):
-    return [{engine: [(r["url"], _relevant(kind, case, rank, r))
+    return [{engine: [(r["url"], _relevant(kind, case.get("hit_rank"), rank, r))
                       for rank, r in enumerate(case["results"], start=1)]
              for engine, case in present.items()} for present in answered]
 
@@ -274,7 +280,9 @@ def _rounded(value: float | None) -> float | None:
 
 def _trimmed(report: dict[str, Any]) -> dict[str, Any]:
     """The report for the latest-run browser: raw cases dropped (the per-query rows carry
-    every result), snippets cut to ``SNIPPET_KEEP`` characters."""
+    every result), snippets cut to ``SNIPPET_KEEP`` characters. In and out in the file's
+    layout (``PublishedRun.report``): the copy is written as it is laid out, key order
+    included."""
     engines = {}
     for engine, summary in report["engines"].items():
         rows = [{**row, "results": [_cut(r) for r in row.get("results", [])]}
@@ -284,8 +292,9 @@ def _trimmed(report: dict[str, Any]) -> dict[str, Any]:
     return {**kept, "engines": engines}
 
 
-def _cut(result: dict[str, Any]) -> dict[str, Any]:
+def _cut(result: SearchResultRecord) -> SearchResultRecord:
     snippet = result.get("snippet")
     if isinstance(snippet, str) and len(snippet) > SNIPPET_KEEP:
-        return {**result, "snippet": snippet[:SNIPPET_KEEP] + "…"}
+        cut: SearchResultRecord = {**result, "snippet": snippet[:SNIPPET_KEEP] + "…"}
+        return cut
     return result

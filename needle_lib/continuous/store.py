@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import msgspec
 
@@ -56,7 +56,7 @@ from needle_lib.contract.history import (
     UniquenessRow,
     encode_row,
 )
-from needle_lib.jsonio import write_json_atomic, write_text_atomic
+from needle_lib.jsonio import JSONObject, write_json_atomic, write_text_atomic
 from needle_lib.names import inside, safe_file_name
 from needle_lib.search.families import FAMILIES
 
@@ -93,7 +93,8 @@ class Site:
     ci: Intervals | None = None
     #: Kept run reports by (bench, run_id), each like a ``latest`` entry.
     reports: dict[tuple[str, str], RunEntry] = field(default_factory=dict)
-    daily: list[dict[str, Any]] = field(default_factory=list)
+    #: ``daily_queries.jsonl``: query records (``continuous.daily``) with their run's keys.
+    daily: list[JSONObject] = field(default_factory=list)
     #: Kept reports to write again though their file exists (re-published runs).
     rewrite: set[tuple[str, str]] = field(default_factory=set)
 
@@ -184,7 +185,7 @@ class Site:
                        and (latest is None or entry.ts > latest.ts)),
                       key=lambda e: e.ts, reverse=True)
 
-    def add_daily(self, runs: list[PublishedRun], rows: list[dict[str, Any]]) -> None:
+    def add_daily(self, runs: list[PublishedRun], rows: list[JSONObject]) -> None:
         """Replace these runs' rows in the 24-hour query window with ``rows``."""
         self.daily = rolling_window(self.daily, runs, rows)
 
@@ -308,10 +309,10 @@ def _rows_of(model: type[Row]) -> Callable[[str], Row]:
     return msgspec.json.Decoder(model).decode
 
 
-def _query_row(line: str) -> dict[str, Any]:
+def _query_row(line: str) -> JSONObject:
     """A ``daily_queries.jsonl`` row: a query record of any shape, with its run."""
-    row: dict[str, Any] = msgspec.json.decode(line)
-    msgspec.convert(row, RunRow)  # the rest is the query file's own record
+    row: JSONObject = msgspec.json.decode(line)
+    msgspec.convert(row, RunRow)  # an object with its run's keys; the rest is the record's
     return row
 
 
@@ -378,6 +379,6 @@ def _refuse_unfinishing(runs: list[PublishedRun], site: Site) -> None:
                               "history; publish all its parts in one call to replace it")
 
 
-def _query_records(run: PublishedRun) -> list[dict[str, Any]]:
+def _query_records(run: PublishedRun) -> list[JSONObject]:
     queries = run_artifacts(run).queries
     return read_query_records(queries) if queries else []

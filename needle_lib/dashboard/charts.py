@@ -16,8 +16,9 @@ from plotly.subplots import make_subplots
 
 from needle_lib.contract.outcome import is_scored
 from needle_lib.dashboard.paired import PairedComparison
+from needle_lib.dashboard.plotly_spec import ErrorBars
 from needle_lib.dashboard.positions import DEPTH_BINS, NovelSize, bin_label, depth_bin
-from needle_lib.dashboard.runs import Run
+from needle_lib.dashboard.runs import Run, lines_matched, lines_scored
 from needle_lib.metrics.bootstrap import Interval
 
 VALID_FILL = "#4c78a8"
@@ -54,7 +55,7 @@ def _outline_columns(fig: go.Figure, runs: Sequence[Run]) -> None:
                           xref="x", yref="y domain", line={"color": ALERT, "width": 3})
 
 
-def _error_bars(intervals: Sequence[Interval | None]) -> dict[str, Any]:
+def _error_bars(intervals: Sequence[Interval | None]) -> ErrorBars:
     return {
         "type": "data", "symmetric": False, "color": "#333",
         "array": [i.high - i.estimate if i else 0 for i in intervals],
@@ -148,7 +149,8 @@ def heatmap_figure(runs: Sequence[Run], title: str) -> go.Figure:
                 z_row.append(None)
                 hover_row.append(f"{name}: not run")
             elif is_scored(case["outcome"]):
-                pct = 100 * case["matched"] / case["scored"] if case["scored"] else 0.0
+                scored = lines_scored(case)
+                pct = 100 * lines_matched(case) / scored if scored else 0.0
                 z_row.append(pct)
                 hover_row.append(f"{name}: {pct:.0f} % matched, {case['outcome']}")
             else:
@@ -249,7 +251,8 @@ def depth_figure(runs: Sequence[Run], sizes: Sequence[NovelSize], title: str) ->
             name = case.get("function") or case["case_id"]
             position = size.positions.get(name)
             if position is not None:
-                cells[depth_bin(position)].append((name, case["matched"], case["scored"]))
+                cells[depth_bin(position)].append((name, lines_matched(case),
+                                                   lines_scored(case)))
         for row, members in cells.items():
             scored = sum(m[2] for m in members)
             z[row][col] = 100 * sum(m[1] for m in members) / scored if scored else 0.0

@@ -17,10 +17,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from markupsafe import Markup
 
 from needle_lib.contract.history import RunEntry
+from needle_lib.contract.records import SearchResultRecord
+from needle_lib.contract.report import JudgedQueryRow, KnownItemQueryRow
+from needle_lib.jsonio import JSON
 from needle_lib.metrics.ndcg import ULTIMATE
+from needle_lib.templates import render
 
 CHUNK = 100
 PAGE = 25
@@ -33,19 +39,18 @@ def _js(value: Any) -> str:
         "<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def gold_words(row: dict[str, Any]) -> str:
-    """The gold as a sentence: the bench's own description, else its fields in words."""
-    text = row.get("gold_text")
+def gold_words(gold: JSON, text: str | None = None) -> str:
+    """The gold as a sentence: the bench's own description (``text``), else its fields in
+    words (a gold is the bench's own shape, ``KnownItemBench.read_gold``)."""
     if text:
-        return str(text)
-    gold = row.get("gold")
+        return text
     if isinstance(gold, dict):
         return "; ".join(f"{key.replace('_', ' ')}: {_words(value)}" for key, value in
                          gold.items() if value not in (None, "", [], {}))
     return "" if gold is None else _words(gold)
 
 
-def _words(value: Any) -> str:
+def _words(value: JSON) -> str:
     if isinstance(value, list):
         return ", ".join(_words(v) for v in value)
     if isinstance(value, dict):
@@ -53,20 +58,48 @@ def _words(value: Any) -> str:
     return str(value)
 
 
-def _verdict(kind: str, row: dict[str, Any]) -> tuple[str, int]:
-    """(label shown, best) — best: judged = highest rating (−1 none), known-item = 1 hit."""
-    if row.get("search_error"):
-        return "search error", -2
+#: A per-query row of the run browser's report copy, as its bench kind writes it.
+QueryRow = JudgedQueryRow | KnownItemQueryRow
+
+
+def _results(row: QueryRow) -> list[SearchResultRecord]:
+    """A real engine's ranked results (only the pooled ``ultimate``, left out of the
+    browser, ranks bare ``RankedRating``s)."""
+    return cast(list[SearchResultRecord], row.get("results", []))
+
+
+def _gold(kind: str, row: QueryRow) -> str:
+    """A known-item row's gold in words; a judged row has none."""
     if kind == "judged":
-        ratings = [r["rating"] for r in row.get("results", []) if r.get("rating") is not None]
-        ndcg = row.get("ndcg")
-        label = "not scored" if ndcg is None else f"nDCG {ndcg:.3f}"
-        return label, max(ratings, default=-1)
+        return ""
+    known = cast(KnownItemQueryRow, row)
+    return gold_words(known.get("gold"), known.get("gold_text"))  # older rows may lack them
+
+
+def _judged_verdict(row: JudgedQueryRow) -> tuple[str, int]:
+    """(label shown, best): the highest rating (−1 none)."""
+    ratings = [r for r in (x.get("rating") for x in _results(row)) if r is not None]
+    ndcg = row.get("ndcg")
+    label = "not scored" if ndcg is None else f"nDCG {ndcg:.3f}"
+    return label, max(ratings, default=-1)
+
+
+def _known_item_verdict(row: KnownItemQueryRow) -> tuple[str, int]:
+    """(label shown, best): 1 for a hit."""
     hit = row.get("hit_rank")
     return (f"hit at {hit}", 1) if hit else ("miss", 0)
 
 
-def _result(kind: str, result: dict[str, Any]) -> list[Any]:
+def _verdict(kind: str, row: QueryRow) -> tuple[str, int]:
+    """(label shown, best) — best: judged = highest rating (−1 none), known-item = 1 hit."""
+    if row.get("search_error"):
+        return "search error", -2
+    if kind == "judged":
+        return _judged_verdict(cast(JudgedQueryRow, row))
+    return _known_item_verdict(cast(KnownItemQueryRow, row))
+
+
+def _result(kind: str, result: SearchResultRecord) -> list[str | int | None]:
     if kind == "judged":
         rating = result.get("rating")
         verdict = "judge error" if rating is None else f"{rating} {result.get('label') or ''}"
@@ -94,7 +127,7 @@ def write_run_data(folder: Path, entry: RunEntry) -> int:
     """Write ``index.js`` and ``chunk-N.js`` for one kept run; returns the query count."""
     report = entry.report
     kind = report["kind"]
-    by_query: dict[str, dict[str, dict[str, Any]]] = {}
+    by_query: dict[str, dict[str, QueryRow]] = {}
     for engine, summary in report["engines"].items():
         if engine == ULTIMATE:
             continue
@@ -107,9 +140,9 @@ def write_run_data(folder: Path, entry: RunEntry) -> int:
         first = next(iter(engines.values()))
         verdicts = {e: _verdict(kind, r) for e, r in engines.items()}
         index.append([query_id, first["query"], {e: v[1] for e, v in verdicts.items()}])
-        chunk.append([query_id, gold_words(first), {
+        chunk.append([query_id, _gold(kind, first), {
             e: [verdicts[e][0], str(r.get("search_error") or ""),
-                [_result(kind, x) for x in r.get("results", [])]] for e, r in engines.items()}])
+                [_result(kind, x) for x in _results(r)]] for e, r in engines.items()}])
         if len(chunk) == CHUNK or position == len(by_query) - 1:
             (folder / f"chunk-{number}.js").write_text(
                 f"needleChunk({_js(key)},{number},{_js(chunk)});\n", encoding="utf-8")
@@ -126,12 +159,9 @@ def write_run_data(folder: Path, entry: RunEntry) -> int:
 def browser_html(up: str, runs: list[tuple[str, str]]) -> str:
     """The browser's mount point; ``runs`` are (run key, folder of its data, relative to
     the page); ``up`` leads from the page to the ``search/`` folder."""
-    scripts = "".join(f'<script src="{folder}index.js"></script>' for _, folder in runs)
-    bases = _js({key: folder for key, folder in runs})
-    return (f'<div id="judgements" class="browser"><p>Loading the judgement browser… '
-            "(needs JavaScript)</p></div>"
-            f'<script src="{up}{SCRIPT}"></script>{scripts}'
-            f'<script>needleBrowser(document.getElementById("judgements"), {bases});</script>')
+    return str(render("dashboard/browser.html.j2", up=up, script=SCRIPT,
+                      folders=[folder for _, folder in runs],
+                      bases=Markup(_js({key: folder for key, folder in runs}))))
 
 
 #: The browser itself (plain JavaScript, no library), shipped beside this module.

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from html import escape
 from pathlib import Path
+
+import plotly.graph_objects as go
+from markupsafe import Markup
 
 from needle_lib.continuous.archive import file_url
 from needle_lib.continuous.store import MISSING_REPORT, Site
@@ -49,8 +51,10 @@ from needle_lib.metrics.ndcg import GAINS, ULTIMATE
 from needle_lib.metrics.overlap import RELEVANT_RATING, SHARED_MANY, SHARED_TOP
 from needle_lib.search.prices import Price
 from needle_lib.search.registry import known_engines
+from needle_lib.templates import macro
 
 ROOT = "search"
+PARTS = "dashboard/overview.html.j2"
 OVERVIEW = {"standings.html": "standings", "price.html": "price", "latency.html": "latency",
             "independence.html": "index independence", "methodology.html": "methodology",
             "judgements.html": "judgements"}
@@ -108,17 +112,7 @@ def _standings(ctx: Context, tables: PageTables) -> str:
             row += [num(_figure(cell.standing, m), "interval") for m in view.metrics]
             row.append(num("—" if cell.rank is None else str(cell.rank), "rank"))
         table.add(row)
-    boards = "".join(
-        f"<h3>{escape(view.bench)}</h3><p>"
-        + site.link(f"{view.bench}/leaderboard.html", "7-day leaderboard") + " · "
-        + site.link(f"{view.bench}/leaderboard.svg", "SVG for a blog post") + "</p>"
-        f'<img class="leaderboard" src="{escape(view.bench)}/leaderboard.svg" '
-        f'alt="{escape(view.bench)} leaderboard">' for view in ctx.views)
-    return ("<p>Each bench's last 7 days (ending at its newest run): the figure pools every "
-            "scored (run, query) pair, with its 95 % cluster-bootstrap interval; rank is by "
-            "the bench's headline metric (first column), among engines that ran it. Mean "
-            "rank averages an engine's ranks over the benches it ran.</p>"
-            + tables.html(table) + "<h2>7-day leaderboards</h2>" + boards)
+    return _part("standings", Markup(tables.html(table)), [view.bench for view in ctx.views])
 
 
 def leaderboard_svg_of(view: BenchView, colours: dict[str, str]) -> str:
@@ -151,29 +145,21 @@ def _price(ctx: Context, tables: PageTables) -> str:
             table.add([Cell(engine), num(f"{price.per_1k:.2f}"), Cell(price.source),
                        Cell(price.as_of)])
     unknown = [e for e in engines if e not in ctx.prices]
-    parts = ["<p>Price per 1,000 queries at the request shape the benchmarks send (top 5–10 "
-             "results, no page contents). Sources and dates are given per engine; an engine "
-             "without a known price is shown as unknown and left off the charts, never "
-             "drawn at 0. Override or add prices in the site config "
-             "(<code>--site-config</code>).</p>", tables.html(table)]
-    if unknown:
-        parts.append(f'<p class="unknown-prices">Not plotted (price unknown): '
-                     f"{escape(', '.join(unknown))}.</p>")
     ranks = engine_ranks(ctx.views)
     means = {e: mean_rank(r) for e, r in ranks.items()}
-    parts.append(site.figure_html(charts.price_figure(
+    figures = [_figure_html(charts.price_figure(
         "Overall: mean rank across benches against price", "mean rank (1 = best)",
         {e: v for e, v in means.items() if v is not None}, ctx.prices, ctx.colours,
-        reversed_y=True)))
+        reversed_y=True))]
     for view in ctx.views:
         metric = view.metrics[0]
         points = {s.engine: s.points[metric] for s in view.standings
                   if s.engine != ULTIMATE and s.points[metric] is not None}
-        parts.append(site.figure_html(charts.price_figure(
+        figures.append(_figure_html(charts.price_figure(
             f"{view.bench}: {view.metric_title(metric)} (last 7 days) against price",
             view.metric_title(metric), {e: v for e, v in points.items() if v is not None},
             ctx.prices, ctx.colours)))
-    return "".join(parts)
+    return _part("price", Markup(tables.html(table)), unknown, figures)
 
 
 # --- latency -----------------------------------------------------------------------------------
@@ -190,14 +176,10 @@ def _latency(ctx: Context, tables: PageTables) -> str:
             per = latency([r for r in view.window if r.engine == engine])
             row.append(num(f"{_fmt(per.p50, 2)} / {_fmt(per.p95, 2)}" if per.runs else "—"))
         table.add(row)
-    return ("<p>Seconds per successful request, as each run measured it (one request at a "
-            "time per engine); a run's p50 and p95 are averaged over the window's runs. "
-            "Failed requests have no latency and are counted as errors on the "
-            "leaderboards.</p>"
-            + site.figure_html(charts.latency_figure(pooled, ctx.colours))
-            + tables.html(table)
-            + site.figure_html(charts.latency_trend_figure(latency_trend(ctx.history),
-                                                           ctx.colours)))
+    return _part("latency", _figure_html(charts.latency_figure(pooled, ctx.colours)),
+                 Markup(tables.html(table)),
+                 _figure_html(charts.latency_trend_figure(latency_trend(ctx.history),
+                                                          ctx.colours)))
 
 
 # --- independence ------------------------------------------------------------------------------
@@ -234,20 +216,10 @@ def _independence(ctx: Context, tables: PageTables) -> str:
                   num(f"{_share(counts, 'relevant_exclusive_urls', 'relevant_total_urls'):.1%}")])
     rates = {pair: cell["shared_rate"] for pair, cell in sharing.items()}
     suspicious = {pair: int(cell["num_shared3"]) for pair, cell in sharing.items()}
-    return (f'<p class="definition">{escape(SUSPICIOUS)}</p>'
-            + site.figure_html(charts.borrowing_figure(engines, rates, suspicious,
-                                                       ctx.colours))
-            + "<h2>Shared URLs per engine pair (all benches, last 7 days)</h2>"
-            + tables.html(pairs)
-            + "<h2>Uniqueness of relevant results</h2><p>URLs no engine of another family "
-              "returned for the same query (variants of one index, such as exa and "
-              "exa-instant, count as one family). Relevant: rated "
-              f"{RELEVANT_RATING} ({LABELS[RELEVANT_RATING]}) or better on judged benches, "
-              "or the result carrying the gold on known-item benches. Relevant unique: no "
-              "other family returned the URL as relevant (NEEDLE's measure), of the "
-              "relevant URLs of the runs that record it; relevant exclusive: no other family "
-              "returned it at all.</p>"
-            + tables.html(uniq))
+    return _part("independence", SUSPICIOUS,
+                 _figure_html(charts.borrowing_figure(engines, rates, suspicious, ctx.colours)),
+                 Markup(tables.html(pairs)), RELEVANT_RATING, LABELS[RELEVANT_RATING],
+                 Markup(tables.html(uniq)))
 
 
 def _share(cell: Mapping[str, float], part: str, whole: str) -> float:
@@ -270,18 +242,6 @@ METRICS_TEXT = {
 
 
 def _methodology(ctx: Context, tables: PageTables) -> str:
-    parts = ["<h2>Comparison protocol</h2><p>Every engine gets the same queries. Each run "
-             "sends one request at a time per engine (engines run side by side, never two "
-             "requests to one engine at once), so latency is the engine's and not a queue's. "
-             "The engine's top K results are kept; each snippet is cut to the run's snippet "
-             "cap before the judge or matcher sees it. Failed searches and failed judgements "
-             "are counted as errors and never scored as zeros. Leaderboards pool the last 7 "
-             "days; intervals are a cluster bootstrap over queries and over runs, the wider "
-             "taken.</p>", "<h2>Metrics</h2><ul>"
-             + "".join(f"<li>{escape(text)}</li>" for text in METRICS_TEXT.values()) + "</ul>",
-             "<h2>Judge rating scale (Google Needs Met)</h2><p>"
-             + escape(", ".join(f"{r} = {label}" for r, label in sorted(LABELS.items())))
-             + "</p>"]
     setup = Table("benches", ["bench", "kind", "queries (latest run)", "query file",
                               "sha256", "top K", "snippet cap (chars)", "judge model",
                               "judge prompt", "sampling", "Needle version", "git revision"])
@@ -317,12 +277,14 @@ def _methodology(ctx: Context, tables: PageTables) -> str:
                      num(f"{spec.timeout:g}" if spec else "—"),
                      Cell(spec.source if spec else "—"),
                      num("unknown" if price is None else f"{price.per_1k:.2f}")])
-    parts += ["<h2>Queries and run setup (newest run of each bench)</h2>", tables.html(setup),
-              "<h2>Where queries come from</h2>", tables.html(origins),
-              "<h2>Engine configuration</h2><p>Modes and timeouts as this build's engine "
-              "registry defines them (runs record the engine names, not their modes).</p>",
-              tables.html(engines), "<h2>Raw artifacts</h2>" + _artifact_links(ctx)]
-    return "".join(parts)
+    files = ["history.jsonl", "overlap.jsonl", "uniqueness.jsonl", "scores.jsonl", "ci.json",
+             "daily_queries.jsonl"]
+    hub = ctx.config.hub
+    return _part("methodology", list(METRICS_TEXT.values()),
+                 ", ".join(f"{r} = {label}" for r, label in sorted(LABELS.items())),
+                 Markup(tables.html(setup)), Markup(tables.html(origins)),
+                 Markup(tables.html(engines)), files, hub,
+                 file_url(hub, "daily_queries.jsonl") if hub else None)
 
 
 def _origins(history: Site, bench: str) -> str:
@@ -330,7 +292,7 @@ def _origins(history: Site, bench: str) -> str:
     for row in history.daily:
         if row["bench"] == bench:
             origin = row.get("query_origin")
-            text = gold_words({"gold": origin}) if isinstance(origin, dict) else str(
+            text = gold_words(origin) if isinstance(origin, dict) else str(
                 origin or "not recorded")
             seen[text] = seen.get(text, 0) + 1
     if not seen:
@@ -346,21 +308,6 @@ def _groups(view: BenchView) -> str:
         for group, cells in (row.groups if isinstance(row, KnownItemRow) else {}).items():
             groups.setdefault(group, set()).update(v for v in cells if v)
     return "; ".join(f"{g}: {', '.join(sorted(v))}" for g, v in groups.items() if v) or "—"
-
-
-def _artifact_links(ctx: Context) -> str:
-    files = ["history.jsonl", "overlap.jsonl", "uniqueness.jsonl", "scores.jsonl", "ci.json",
-             "daily_queries.jsonl"]
-    text = ("<p>The history files this site was built from sit in the history directory "
-            "(<code>" + ", ".join(escape(f) for f in files) + "</code>).")
-    if ctx.config.hub:
-        text += (" Every run's report, query file and HTML report are archived in the "
-                 "Hugging Face dataset " + site.link(
-                     f"https://huggingface.co/datasets/{ctx.config.hub}", ctx.config.hub)
-                 + "; the 24-hour query window: " + site.link(
-                     file_url(ctx.config.hub, "daily_queries.jsonl"), "daily_queries.jsonl")
-                 + ".")
-    return text + " Each run's permalink page links its own artifacts.</p>"
 
 
 # --- runs ----------------------------------------------------------------------------------
@@ -381,28 +328,13 @@ def _run_page(ctx: Context, view: BenchView, run: RunLine, rows: list[HistoryRow
                    num(str(row.judge_errors), "flag" if row.judge_errors else ""),
                    num(_fmt(row.p50_s, 2)), num(_fmt(row.p95_s, 2))],
                   "errors" if problems else "")
-    state = "complete" if run.complete else "incomplete"
-    body = [f'<p class="run-meta">{escape(view.bench)} run {escape(run.run_id)} started '
-            f"{escape(run.ts)} UTC · {state} · permalink: "
-            f"<code>{ROOT}/{escape(view.bench)}/runs/{escape(run.run_id)}.html</code></p>",
-            # not exported: a year of runs would be thousands of files, and these figures
-            # are the run's rows in history.jsonl
-            tables.html(table, export=False)]
-    if ctx.config.hub:
-        folder = f"runs/{view.bench}/{run.run_id}"
-        body.append("<p>Archived artifacts: " + site.link(
-            f"https://huggingface.co/datasets/{ctx.config.hub}/tree/main/{folder}",
-            f"{folder}/ on the hub") + "</p>")
-    if kept:
-        body += ["<h2>Judgements</h2>",
-                 browser_html("../../", [(f"{view.bench}/{run.run_id}", f"{run.run_id}/")])]
-    elif missing:
-        body.append(f"<p class=flag>This run's judgements cannot be shown: "
-                    f"{escape(MISSING_REPORT)}.</p>")
-    else:
-        body.append("<p>This run's judgements are no longer kept in the history (only each "
-                    "bench's newest runs are); read them in its archived report.</p>")
-    return "".join(body), tables
+    browser = Markup(browser_html("../../", [(f"{view.bench}/{run.run_id}",
+                                              f"{run.run_id}/")])) if kept else ""
+    # the table is not exported: a year of runs would be thousands of files, and these
+    # figures are the run's rows in history.jsonl
+    return _part("run_page", ROOT, view.bench, run, "complete" if run.complete else "incomplete",
+                 Markup(tables.html(table, export=False)), ctx.config.hub, kept,
+                 browser, missing, MISSING_REPORT), tables
 
 
 def write_overview(ctx: Context, out: Path) -> tuple[list[Path], dict[str, dict[str, str]]]:
@@ -459,9 +391,9 @@ def write_overview(ctx: Context, out: Path) -> tuple[list[Path], dict[str, dict[
                               else "archive only")],
                         "errors" if run.errors or not run.complete else "")
         pages += write_with_tables(out, f"{ROOT}/{view.bench}/runs.html",
-                                   f"{view.bench} — every run", f"<p>{len(bench_runs)} run(s), "
-                                   "newest first; each links to its permalink page.</p>"
-                                   + tables.html(listing), tables, _nav())
+                                   f"{view.bench} — every run",
+                                   _part("run_list", len(bench_runs),
+                                         Markup(tables.html(listing))), tables, _nav())
         extra[view.bench] = {f"{ROOT}/{view.bench}/runs.html": "runs"}
     return pages, extra
 
@@ -475,18 +407,22 @@ def _state(run: RunLine) -> str:
 def _judgements(ctx: Context, tables: PageTables) -> str:
     latest = [(bench, entry) for bench, entry in ctx.history.latest.items()
               if (bench, entry.run_id) in ctx.history.reports]
-    if not latest:
-        return "<p>No run reports are kept in this history.</p>"
     runs = [(f"{bench}/{entry.run_id}", f"{bench}/runs/{entry.run_id}/")
             for bench, entry in latest]
     listed = ", ".join(f"{bench} run {entry.run_id}" for bench, entry in latest)
-    return (f"<p>The newest run of each bench ({escape(listed)}): every query with each "
-            "engine's results as the judge (or the known-item matcher) saw them. Search, or "
-            "filter by bench, engine and verdict; results load a page at a time. Older runs: "
-            "each bench's run list.</p>" + browser_html("", runs))
+    return _part("judgements", listed, Markup(browser_html("", runs)) if latest else "")
 
 
 def overview_context(history: Site, views: list[BenchView], config: SiteConfig) -> Context:
     engines = [e for view in views for e in view.engines]
     return Context(history, views, config, engine_prices(config),
                    engine_colours(list(dict.fromkeys(engines))))
+
+
+def _figure_html(figure: go.Figure) -> Markup:
+    return Markup(site.figure_html(figure))
+
+
+def _part(name: str, *args: object) -> str:
+    """A page's text around its tables and charts (``templates/dashboard/overview.html.j2``)."""
+    return str(macro(PARTS, name)(*args))

@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, TypedDict
 
+from needle_lib.contract.records import RecallCaseRecord
 from needle_lib.contract.setup import request_knobs
-from needle_lib.dashboard.runs import Run, stale_reasons
+from needle_lib.dashboard.runs import Run, lines_matched, lines_scored, stale_reasons
 from needle_lib.errors import UsageError
 from needle_lib.metrics.bootstrap import DEFAULT_SEED, Interval, paired_bootstrap_difference
 from needle_lib.metrics.flips import Flip, Verdict, find_flips
@@ -23,6 +24,41 @@ from needle_lib.recall.results import PASSED
 
 class ComparisonError(UsageError, ValueError):
     """Two runs that cannot be compared target by target."""
+
+
+class ComparedRun(TypedDict):
+    """One side of ``needle compare --json`` (recall)."""
+
+    path: str
+    label: str
+    matched_pct: float
+    pass_rate: float
+
+
+class CaseRatio(TypedDict):
+    case_id: str
+    a_ratio: float
+    b_ratio: float
+
+
+class PairedJSON(TypedDict):
+    """``needle compare --json`` of two recall runs (B − A)."""
+
+    a: ComparedRun
+    b: ComparedRun
+    corpus: str
+    shared_targets: int
+    only_a: list[str]
+    only_b: list[str]
+    excluded: list[str]
+    wins: int
+    losses: int
+    ties: int
+    matched_pct_diff: dict[str, float]
+    pass_rate_diff: dict[str, float]
+    cases: list[CaseRatio]
+    flips: list[dict[str, str]]
+    warnings: list[str]
 
 
 @dataclass(frozen=True)
@@ -68,7 +104,7 @@ class PairedComparison:
     def ties(self) -> int:
         return sum(c.delta == 0 for c in self.cases)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PairedJSON:
         return {
             "a": {"path": str(self.a.path), "label": self.a.label,
                   "matched_pct": self.a_matched_pct, "pass_rate": self.a_pass_rate},
@@ -103,9 +139,11 @@ def _check_comparable(a: Run, b: Run) -> list[str]:
             f"scoring policies differ: {a.path.name} is {a.cohort.policy}, {b.path.name} is "
             f"{b.cohort.policy}; rescore one with `needle rescore` under the other's policy")
     warnings = []
-    for key in ("prompt_version", "scorer_version"):
-        if a.dump.get(key) != b.dump.get(key):
-            warnings.append(f"{key} differs: {a.dump.get(key)!r} (A) vs {b.dump.get(key)!r} (B)"
+    for key, version_a, version_b in (
+            ("prompt_version", a.dump["prompt_version"], b.dump["prompt_version"]),
+            ("scorer_version", a.dump["scorer_version"], b.dump["scorer_version"])):
+        if version_a != version_b:
+            warnings.append(f"{key} differs: {version_a!r} (A) vs {version_b!r} (B)"
                             "; the runs may not have seen the same prompt or rules")
     for side, run in (("A", a), ("B", b)):
         stale = stale_reasons(run.dump)
@@ -116,11 +154,12 @@ def _check_comparable(a: Run, b: Run) -> list[str]:
     return warnings
 
 
-def _ratio(case: dict[str, Any]) -> float:
-    return case["matched"] / case["scored"] if case["scored"] else 0.0
+def _ratio(case: RecallCaseRecord) -> float:
+    scored = lines_scored(case)
+    return lines_matched(case) / scored if scored else 0.0
 
 
-def _verdict(case: dict[str, Any]) -> Verdict:
+def _verdict(case: RecallCaseRecord) -> Verdict:
     """A target's verdict and its score as ``12/20 lines (60 %)``."""
     return Verdict(case["outcome"] == PASSED,
                    f"{case['matched']}/{case['scored']} lines ({100 * _ratio(case):.0f} %)")
@@ -144,8 +183,8 @@ def compare_runs(a: Run, b: Run, *, seed: int = DEFAULT_SEED) -> PairedCompariso
             f"no target is valid in both {a.path.name} and {b.path.name} "
             f"({len(valid_a)} and {len(valid_b)} valid targets)")
     sides = ([valid_a[i] for i in shared], [valid_b[i] for i in shared])
-    matched = [[float(c["matched"]) for c in side] for side in sides]
-    scored = [[float(c["scored"]) for c in side] for side in sides]
+    matched = [[float(lines_matched(c)) for c in side] for side in sides]
+    scored = [[float(lines_scored(c)) for c in side] for side in sides]
     passes = [[float(c["outcome"] == PASSED) for c in side] for side in sides]
     ones = [1.0] * len(shared)
     return PairedComparison(

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.contract.outcome import is_scored
+from needle_lib.contract.records import RecallCaseRecord, RecallDump
 from needle_lib.contract.schema import (
     SchemaError,
     validate_recall_dump,
 )
+from needle_lib.jsonio import JSONObject
 from needle_lib.metrics.bootstrap import Interval, bootstrap_proportion, bootstrap_ratio
 from needle_lib.names import is_plain
 from needle_lib.recall.journal import read_dump, read_recall_run
@@ -64,7 +66,7 @@ class Run:
     """One recall dump, validated, with its summary recomputed from the cases."""
 
     path: Path
-    dump: dict[str, Any]
+    dump: RecallDump
 
     @property
     def label(self) -> str:
@@ -85,15 +87,17 @@ class Run:
                       bool(scoring["count_comments"]), bool(scoring["relax_indent"]))
 
     @property
-    def request(self) -> dict[str, Any]:
-        return dict(self.dump["model"].get("request") or {})
+    def request(self) -> JSONObject:
+        """The request shape the run sent its server (its ``model.request``)."""
+        request = self.dump["model"].get("request")
+        return dict(request) if isinstance(request, dict) else {}
 
     @property
-    def cases(self) -> list[dict[str, Any]]:
+    def cases(self) -> list[RecallCaseRecord]:
         return self.dump["cases"]
 
     @property
-    def valid_cases(self) -> list[dict[str, Any]]:
+    def valid_cases(self) -> list[RecallCaseRecord]:
         """Cases the model answered; errors and skips say nothing about its quality."""
         return [c for c in self.cases if is_scored(c["outcome"])]
 
@@ -104,8 +108,9 @@ class Run:
         return self.summary["prompt_tokens"]["served"]
 
     @cached_property
-    def summary(self) -> dict[str, Any]:
-        return summarize(self.cases, self.dump.get("expected_cases", len(self.cases)))
+    def summary(self) -> dict[str, Any]:  # TODO(merge): recallrec declares the dump's summary
+        return summarize(self.cases,  # type: ignore[arg-type]  # TODO(merge): recallrec
+                         self.dump.get("expected_cases", len(self.cases)))
 
     @property
     def incomplete(self) -> bool:
@@ -140,10 +145,10 @@ class Run:
     def matched_interval(self) -> Interval | None:
         """Matched % with its 95 % bootstrap interval, in percent; None without scored lines."""
         cases = self.valid_cases
-        if not sum(c["scored"] for c in cases):
+        scored = [lines_scored(c) for c in cases]
+        if not sum(scored):
             return None
-        return bootstrap_ratio([c["matched"] for c in cases],
-                               [c["scored"] for c in cases]).scaled(100)
+        return bootstrap_ratio([lines_matched(c) for c in cases], scored).scaled(100)
 
     @cached_property
     def pass_interval(self) -> Interval | None:
@@ -154,13 +159,24 @@ class Run:
         return bootstrap_proportion([c["outcome"] == PASSED for c in cases]).scaled(100)
 
 
-def stale_reasons(dump: dict[str, Any]) -> list[str]:
-    """Why a dump cannot be charted against current runs (empty when it can)."""
-    return [
-        f"{key} {dump.get(key)!r} ≠ current {current!r}"
-        for key, current in CURRENT_VERSIONS.items()
-        if dump.get(key) != current
-    ]
+def lines_matched(case: RecallCaseRecord) -> int:
+    """A scored case's matched lines (the schema requires them of a passed or failed case;
+    0 for one without a score)."""
+    return case["matched"] or 0
+
+
+def lines_scored(case: RecallCaseRecord) -> int:
+    """A scored case's lines scored under its policy (0 for one without a score)."""
+    return case["scored"] or 0
+
+
+def stale_reasons(dump: RecallDump | JSONObject) -> list[str]:
+    """Why a dump cannot be charted against current runs (empty when it can); ``dump`` may
+    be one not yet validated (a stale dump is noted as such, not as unreadable)."""
+    found = {"prompt_version": dump.get("prompt_version"),
+             "scorer_version": dump.get("scorer_version")}
+    return [f"{key} {found[key]!r} ≠ current {current!r}"
+            for key, current in CURRENT_VERSIONS.items() if found[key] != current]
 
 
 def parse_run(path: Path, dump: Any) -> Run:
@@ -170,7 +186,7 @@ def parse_run(path: Path, dump: Any) -> Run:
     if not is_plain(checked["corpus"]["name"]):
         raise SchemaError(f"{path}: corpus name {checked['corpus']['name']!r} is not a plain "
                         "name (it names dashboard pages); refusing a tampered dump")
-    return Run(path, dict(checked))
+    return Run(path, checked)
 
 
 def load_run(path: Path) -> Run:

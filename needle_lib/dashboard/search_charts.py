@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import plotly.graph_objects as go
 from plotly.colors import qualitative
@@ -18,6 +18,7 @@ from plotly.subplots import make_subplots
 
 from needle_lib.continuous.runs import parse_ts
 from needle_lib.contract.history import HistoryRow
+from needle_lib.dashboard.plotly_spec import ErrorBars, FigureSpec, Layout, Scatter
 from needle_lib.dashboard.search_views import BenchView, EngineStanding
 from needle_lib.metrics.ndcg import ULTIMATE
 
@@ -34,7 +35,7 @@ def engine_colours(engines: list[str]) -> dict[str, str]:
 
 
 def _error_bars(points: list[float | None], standings: list[EngineStanding],
-                metric: str) -> dict[str, Any]:
+                metric: str) -> ErrorBars:
     ups, downs = [], []
     for point, standing in zip(points, standings, strict=True):
         lo, hi = standing.intervals[metric].lo, standing.intervals[metric].hi
@@ -88,11 +89,11 @@ Row = TypeVar("Row")
 
 
 def _with_gaps(points: list[tuple[str, float | None, Row]], period: timedelta | None
-               ) -> tuple[list[Any], list[Any], list[Row | None]]:
+               ) -> tuple[list[str], list[float | None], list[Row | None]]:
     """Insert a break (None) between runs further apart than 1.5 periods; each point's row
     (None at a break) comes back beside it."""
-    xs: list[Any] = []
-    ys: list[Any] = []
+    xs: list[str] = []
+    ys: list[float | None] = []
     rows: list[Row | None] = []
     previous = None
     for ts, value, row in points:
@@ -136,18 +137,14 @@ def _hover(engine: str, value: float | None, row: HistoryRow | None) -> str:
     return text + (f" ({', '.join(problems)})" if problems else "")
 
 
-#: A figure as Plotly's JSON shape, written unvalidated (``site.figure_html``).
-FigureSpec = dict[str, Any]
-
-
-def _time_layout(view: BenchView, title: str, axis: str, height: int) -> dict[str, Any]:
+def _time_layout(view: BenchView, title: str, axis: str, height: int) -> Layout:
     """Layout of a chart over runs: the 0–1 scale, missing slots shaded (one band per slot),
     and, for one run, a day-wide axis: Plotly would zoom a lone moment to a
     sub-millisecond span."""
-    layout: dict[str, Any] = {"title": {"text": title}, "height": height,
-                              "legend": {"title": {"text": "engine"}},
-                              "yaxis": {"range": [0, 1.05], "title": {"text": axis}},
-                              "xaxis": {"type": "date"}}
+    layout: Layout = {"title": {"text": title}, "height": height,
+                      "legend": {"title": {"text": "engine"}},
+                      "yaxis": {"range": [0, 1.05], "title": {"text": axis}},
+                      "xaxis": {"type": "date"}}
     if view.period is not None and view.missing:
         layout["shapes"] = [
             {"type": "rect", "xref": "x", "yref": "paper", "x0": slot,
@@ -156,13 +153,13 @@ def _time_layout(view: BenchView, title: str, axis: str, height: int) -> dict[st
     moments = {r.ts for r in view.rows}
     if len(moments) == 1:
         moment = parse_ts(moments.pop())
-        layout["xaxis"].update(range=[moment - timedelta(hours=12),
-                                      moment + timedelta(hours=12)],
-                               tickformat="%b %d %H:%M", dtick=3 * 3600 * 1000)
+        layout["xaxis"].update({"range": [moment - timedelta(hours=12),
+                                          moment + timedelta(hours=12)],
+                                "tickformat": "%b %d %H:%M", "dtick": 3 * 3600 * 1000})
     return layout
 
 
-def _line(engine: str, colour: str, xs: list[Any], ys: list[Any]) -> dict[str, Any]:
+def _line(engine: str, colour: str, xs: list[str], ys: list[float | None]) -> Scatter:
     return {"type": "scatter", "x": xs, "y": ys, "name": engine, "mode": "lines+markers",
             "connectgaps": False,
             "line": {"color": colour, "dash": "dash" if engine == ULTIMATE else "solid"}}
@@ -175,17 +172,17 @@ def trend_figure(view: BenchView, metric: str) -> FigureSpec:
     by_engine: dict[str, list[HistoryRow]] = {}
     for row in view.rows:
         by_engine.setdefault(row.engine, []).append(row)
-    data = []
+    data: list[Scatter] = []
     for engine in view.engines:
         if engine == ULTIMATE and metric != "recall":
             continue
         rows = by_engine.get(engine, [])
         xs, ys, points = _with_gaps([(r.ts, r.metric(metric), r) for r in rows], view.period)
-        data.append({**_line(engine, colours[engine], xs, ys),
-                     "marker": {"symbol": [_marker(p) for p in points], "size": 8},
-                     "hovertext": [_hover(engine, y, p) for y, p in zip(ys, points,
-                                                                        strict=True)],
-                     "hoverinfo": "text"})
+        line = _line(engine, colours[engine], xs, ys)
+        line["marker"] = {"symbol": [_marker(p) for p in points], "size": 8}
+        line["hovertext"] = [_hover(engine, y, p) for y, p in zip(ys, points, strict=True)]
+        line["hoverinfo"] = "text"
+        data.append(line)
     missing = f" · {len(view.missing)} missing run(s) shaded" if view.missing else ""
     title = f"{view.bench} — {view.metric_title(metric)} per run{missing}"
     return {"data": data, "layout": _time_layout(view, title, view.metric_title(metric), 420)}
@@ -195,7 +192,7 @@ def group_trend_figure(view: BenchView, group: str, value: str,
                        series: dict[str, list[tuple[str, float]]]) -> FigureSpec:
     """Recall of one breakdown cell (e.g. bucket = filings) per engine over runs."""
     colours = engine_colours(view.engines)
-    data = []
+    data: list[Scatter] = []
     for engine in view.engines:
         if engine in series:
             xs, ys, _ = _with_gaps([(ts, v, None) for ts, v in series[engine]],

@@ -21,6 +21,7 @@ import plotly.io._json as pio_json
 from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 
+from needle_lib.dashboard.plotly_spec import FigureSpec
 from needle_lib.names import inside
 from needle_lib.templates import macro, render
 
@@ -73,7 +74,7 @@ def clear_pages(out: Path) -> None:
             folder.rmdir()
 
 
-def figure_html(fig: go.Figure | dict[str, Any]) -> str:
+def figure_html(fig: go.Figure | FigureSpec) -> str:
     """A figure as a ``<div>`` plus inline script, relying on the page's bundled Plotly.
     Its text is escaped first (``_escape_text``): every chart passes here.
 
@@ -83,7 +84,7 @@ def figure_html(fig: go.Figure | dict[str, Any]) -> str:
     ``{"data": [...], "layout": {...}}`` dict (charts built by our own code in the
     documented trace shape) is never validated; a ``go.Figure`` was validated as it was
     built."""
-    spec = _escape_text(fig if isinstance(fig, dict) else fig.to_plotly_json(),
+    spec = _escape_text(fig.to_plotly_json() if isinstance(fig, go.Figure) else fig,
                         inside_text=False)
     layout = spec.get("layout", {})
     data_json, layout_json = _script_json(spec.get("data", [])), _script_json(layout)

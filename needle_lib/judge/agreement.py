@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 
 from needle_lib.benches.registry import bench_named, build_report
+from needle_lib.contract.records import SearchResultRecord
 from needle_lib.contract.report import JudgedEngine, built_rows
 from needle_lib.contract.schema import SearchRun
 from needle_lib.errors import UsageError
@@ -101,11 +102,11 @@ class JudgeAgreement(msgspec.Struct, kw_only=True):
 @dataclass(frozen=True)
 class _Report:
     path: Path
-    header: dict[str, Any]
+    header: dict[str, Any]  # TODO(merge): as read_run types the header and the cases
     cases: list[dict[str, Any]]
 
 
-def _evidence_key(query_id: str, result: dict[str, Any]) -> tuple[str, str, str, str]:
+def _evidence_key(query_id: str, result: SearchResultRecord) -> tuple[str, str, str, str]:
     return (query_id, normalize_url(result["url"]), str(result.get("title") or ""),
             str(result.get("snippet") or ""))
 

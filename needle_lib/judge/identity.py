@@ -58,6 +58,7 @@ class SeenJudges:
         if isinstance(output := case.get("judge_output"), str):
             self.outputs.add(output)
 
+    # TODO(merge): the search run header has no declared type yet
     def stamp(self, header: Mapping[str, Any]) -> dict[str, Any]:
         """``header`` with its ``judge`` block naming what was seen (sorted); a header
         without a judge is returned as it is."""

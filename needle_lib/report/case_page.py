@@ -13,11 +13,13 @@ tags, which browsers show as it is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 from urllib.parse import quote
 
 from needle_lib.contract.outcome import Outcome
+from needle_lib.contract.records import SearchCaseRecord
 from needle_lib.jsonio import name_the_file
 from needle_lib.report.evaluation import rating_legend
 from needle_lib.report.html import search_case_html
@@ -42,7 +44,7 @@ class CaseDetailPage:
         self._fh: IO[str] | None = None
         self._count = 0
 
-    def add(self, nodeid: str, case: dict[str, Any], outcome: Outcome) -> str:
+    def add(self, nodeid: str, case: SearchCaseRecord, outcome: Outcome) -> str:
         """Append the case's section; returns the link to it, relative to the report."""
         try:
             return self._add(nodeid, case, outcome)
@@ -50,7 +52,7 @@ class CaseDetailPage:
             name_the_file(exc, self.path)
             raise
 
-    def _add(self, nodeid: str, case: dict[str, Any], outcome: Outcome) -> str:
+    def _add(self, nodeid: str, case: SearchCaseRecord, outcome: Outcome) -> str:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = self.path.open("w", encoding="utf-8")
@@ -73,10 +75,12 @@ class CaseDetailPage:
             self._fh = None
 
 
-def _why(case: dict[str, Any]) -> list[tuple[str, str]]:
+def _why(case: SearchCaseRecord) -> list[tuple[str, str]]:
     """The case's verdict line, or why it has none (its error or skip reason)."""
+    # TODO(merge): read through Mapping while SearchCaseRecord lacks ``teardown_error``
+    fields: Mapping[str, object] = case
     lines = [
-        (label, case.get(key))
+        (label, fields.get(key))
         for label, key in (
             ("verdict", "verdict"),
             ("error", "error"),

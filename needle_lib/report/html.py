@@ -12,6 +12,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from needle_lib.contract.records import SearchCaseRecord, SearchResultRecord
 from needle_lib.report.evaluation import COLORS, DIFF_LEGEND
 from needle_lib.report.terminal import STYLES, case_headline, composition_line
 from needle_lib.templates import render
@@ -25,6 +26,7 @@ class DiffLine:
     style: str
 
 
+# TODO(merge): RecallCaseRecord once report.terminal and the composition are typed (recallrec)
 def diff_html(case: dict[str, Any], diff: Iterable[Sequence[str]]) -> Markup:
     """The case's one rendering in the report: headline, composition, legend, coloured
     diff (the plain-text failure message is dropped from the log, see the controller)."""
@@ -51,7 +53,7 @@ class ResultRow:
 SNIPPET_CHARS = 300
 
 
-def _verdict_cell(result: dict[str, Any]) -> tuple[str, str]:
+def _verdict_cell(result: SearchResultRecord) -> tuple[str, str]:
     """(verdict, explanation) of one result: a judged rating, or a known-item match."""
     if "det_match" in result:
         judge = result.get("judge_match")
@@ -79,7 +81,7 @@ def search_case_html(case: Mapping[str, Any]) -> Markup:
                   gold=None if gold is None else str(gold), rows=rows)
 
 
-def search_case_score(case: dict[str, Any]) -> str:
+def search_case_score(case: SearchCaseRecord) -> str:
     """A search case's score in one short cell: the judged ratings in rank order (best
     first, so the column sorts by it), or the known-item hit rank; empty without a verdict
     (an error or a skip)."""
