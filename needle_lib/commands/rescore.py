@@ -6,11 +6,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import cast
 
 from needle_lib.console import want_color
 from needle_lib.contract.outcome import Outcome
-from needle_lib.contract.records import RecallDump
 from needle_lib.recall.corpus import ScoringPolicy
 from needle_lib.recall.journal import read_recall_run
 from needle_lib.recall.rescore import dump_corpus, rescore_dump
@@ -61,12 +59,11 @@ def run(args: argparse.Namespace) -> int:
           f"relax_indent={policy.relax_indent} (recorded: {stored})")
     for case in rescored["cases"]:
         if case["case_id"] not in diffs:
-            print(f"=== {case['function']}  [{case['outcome'].upper()}] (not re-scored) ===")
+            print(f"=== {case['function']}  [{str(case['outcome']).upper()}] (not re-scored) ===")
         elif case["outcome"] == Outcome.FAILED:
             print(explain_case(case, diffs[case["case_id"]], color=color))
         else:
             print(case_headline(case))
             print("  " + composition_line(case["composition"]))
-    # TODO(merge): rescore_dump gives a RecallDump once results.finalize does
-    print(summary_table([cast(RecallDump, rescored)], color=color))
+    print(summary_table([rescored], color=color))
     return 0

@@ -45,7 +45,7 @@ def fold(header: RecallHeader, cases: Iterable[RecallCaseRecord], *,
     dump["cases"] = sorted(latest.values(), key=lambda c: (c["start_line"], c["case_id"]))
     if RESUMED_FROM in header:
         dump[RESUMED_FROM] = header[RESUMED_FROM]
-    return cast(RecallDump, finalize(dump, in_progress=in_progress))
+    return finalize(cast(RecallDump, dump), in_progress=in_progress)
 
 
 def fold_journal(path: Path, *, in_progress: bool) -> RecallDump:

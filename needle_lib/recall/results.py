@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from statistics import fmean, median
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 from needle_lib.contract.outcome import Outcome, is_policy_skip, is_scored
 from needle_lib.contract.records import (
@@ -154,12 +154,8 @@ def _scored(case: RecallCaseRecord) -> tuple[RecallCaseRecord, Composition] | No
     return case, composition
 
 
-def summarize(cases: Sequence[RecallCaseRecord] | list[dict[str, Any]],
-              expected: int) -> dict[str, Any]:
-    """A dump's summary (``contract.records.RecallSummary``) of its ``cases``.
-
-    TODO(merge): ``RecallSummary`` out, once ``dashboard.runs`` takes one."""
-    cases = cast(Sequence[RecallCaseRecord], cases)  # dashboard.runs hands plain dicts
+def summarize(cases: Sequence[RecallCaseRecord], expected: int) -> RecallSummary:
+    """A dump's summary of its ``cases``."""
     outcomes = Counter(c["outcome"] for c in cases)
     valid = [found for c in cases if (found := _scored(c)) is not None]
     matched = sum(c["matched"] or 0 for c, _ in valid)
@@ -174,7 +170,7 @@ def summarize(cases: Sequence[RecallCaseRecord] | list[dict[str, Any]],
 
     # The outcome counts are keyed by ``summary_key`` (tests/test_recall_records.py checks
     # the two agree), in the contract's order.
-    summary: RecallSummary = {
+    return {
         "cases": len(cases),
         "expected": expected,
         "not_run": max(0, expected - len(cases)),
@@ -206,13 +202,15 @@ def summarize(cases: Sequence[RecallCaseRecord] | list[dict[str, Any]],
             "estimate": int(median(estimated)) if estimated else None,
         },
     }
-    return cast(dict[str, Any], summary)
 
 
-def finalize(dump: dict[str, Any], *, in_progress: bool) -> dict[str, Any]:
-    """Recompute the derived fields of ``dump`` from its cases.
+#: A dump as ``finalize`` is handed it: a ``RecallDump``, or (TODO(merge): ``recall.merge``
+#: and ``recall.rescore`` until they hold one) the same as a plain dict.
+DumpT = TypeVar("DumpT", RecallDump, dict[str, Any])
 
-    TODO(merge): ``RecallDump`` in and out, once ``recall.merge`` hands one."""
+
+def finalize(dump: DumpT, *, in_progress: bool) -> DumpT:
+    """Recompute the derived fields of ``dump`` from its cases."""
     cases = dump["cases"]
     expected = dump.get("expected_cases", len(cases))
     summary = summarize(cases, expected)

@@ -19,7 +19,7 @@ from typing import Any
 from markupsafe import Markup
 
 from needle_lib.contract.outcome import Outcome
-from needle_lib.contract.records import RecallDump, RecallSummary
+from needle_lib.contract.records import RecallCaseRecord, RecallDump, RecallSummary
 from needle_lib.contract.report import SearchReport
 from needle_lib.recall.results import run_status, summary_key
 from needle_lib.report.search_summary import engine_summary
@@ -121,14 +121,15 @@ class SettledCases:
         return self.pairs.get(pair, PairCases())
 
 
-def recall_why(case: dict[str, Any], outcome: Outcome) -> str | None:
+def recall_why(case: RecallCaseRecord, outcome: Outcome) -> str | None:
     """Why a recall case came out as it did, in one line."""
     if outcome == Outcome.SKIPPED:
         return case.get("skip_reason")
-    if outcome == Outcome.ERROR or not case.get("scored"):
+    ratio = case.get("ratio")
+    if outcome == Outcome.ERROR or not case.get("scored") or ratio is None:
         return case.get("error") or case.get("teardown_error")
     return (f"matched {case['matched']}/{case['scored']} lines "
-            f"({100 * case['ratio']:.0f}%) · hallucinated {case['hallucinated']} · "
+            f"({100 * ratio:.0f}%) · hallucinated {case['hallucinated']} · "
             f"reindented {case['reindented']}")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from needle_lib.contract.records import Composition, RecallDump, RecallSummary
+from needle_lib.contract.records import Composition, RecallCaseRecord, RecallDump, RecallSummary
 from needle_lib.recall.effective_length import RULE, describe, effective_lengths
 from needle_lib.recall.results import run_status
 
@@ -43,9 +43,10 @@ def render_diff(diff: Iterable[Sequence[str]], *, color: bool) -> str:
     return "\n".join(out)
 
 
-def case_headline(case: dict[str, Any]) -> str:
+def case_headline(case: RecallCaseRecord) -> str:
     verdict = "PASS" if case.get("passed") else "FAIL"
-    pct = f"{100 * case['ratio']:.0f}%" if case.get("scored") else "n/a"
+    ratio = case["ratio"]
+    pct = f"{100 * ratio:.0f}%" if case.get("scored") and ratio is not None else "n/a"
     return (
         f"=== {case['function']}  [{verdict}]  matched={case['matched']}/{case['scored']} ({pct})"
         f"  hallucinated={case['hallucinated']}  reindented={case['reindented']}"
@@ -53,7 +54,9 @@ def case_headline(case: dict[str, Any]) -> str:
     )
 
 
-def composition_line(composition: Composition) -> str:
+def composition_line(composition: Composition | None) -> str:
+    if composition is None:
+        return "composition: none (the case was not scored)"
     code, prose = composition["code"], composition["prose"]
     return (
         f"composition: code {code['matched']}/{code['total']} · prose "
@@ -61,7 +64,7 @@ def composition_line(composition: Composition) -> str:
     )
 
 
-def explain_case(case: dict[str, Any], diff: Iterable[Sequence[str]], *, color: bool) -> str:
+def explain_case(case: RecallCaseRecord, diff: Iterable[Sequence[str]], *, color: bool) -> str:
     """The failure message of a recall case: headline, composition, coloured diff."""
     return "\n".join(
         [
