@@ -9,7 +9,7 @@ from functools import cache
 
 from needle_lib import __version__
 from needle_lib.paths import FIXTURES_DIR, REPO_ROOT
-from needle_lib.tomlconf import load_toml
+from needle_lib.tomlconf import ConfigError, load_toml
 
 PROVENANCE_FILE = FIXTURES_DIR / "PROVENANCE.toml"
 
@@ -61,7 +61,9 @@ def fixture_sources() -> dict[str, str]:
     """``fixtures/<path>`` → where the file came from and its license, for each file
     ``PROVENANCE.toml`` lists. Raises ConfigError naming the file if it cannot be read."""
     entries = load_toml(PROVENANCE_FILE).get("file", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ConfigError(f"{PROVENANCE_FILE}: 'file' must be an array of tables ([[file]])")
     return {f"{FIXTURES_DIR.name}/{entry['path']}":
             f"{entry.get('source', 'source not recorded')} "
             f"({entry.get('license', 'no license recorded')})"
-            for entry in entries if "path" in entry}
+            for entry in entries if isinstance(entry, dict) and "path" in entry}

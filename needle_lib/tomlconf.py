@@ -10,10 +10,18 @@ from __future__ import annotations
 import math
 import tomllib
 from dataclasses import dataclass
+from datetime import date, datetime, time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from needle_lib.errors import UsageError
+
+#: Any TOML value, as ``tomllib`` returns it: narrowed (``isinstance``, or ``check_section``)
+#: before use, since a config file is whatever its author wrote.
+TOMLValue: TypeAlias = (
+    "str | int | float | bool | datetime | date | time | list[TOMLValue] | TOMLTable")
+#: A TOML table.
+TOMLTable: TypeAlias = "dict[str, TOMLValue]"
 
 
 class ConfigError(UsageError, ValueError):
@@ -29,7 +37,7 @@ class Key:
         return " or ".join(t.__name__ for t in self.types)
 
 
-def load_toml(path: Path) -> dict[str, Any]:
+def load_toml(path: Path) -> TOMLTable:
     """Read a TOML file, turning syntax errors into a ConfigError naming the file."""
     try:
         with path.open("rb") as fh:
@@ -41,9 +49,12 @@ def load_toml(path: Path) -> dict[str, Any]:
 
 
 def check_section(
-    data: Any, schema: dict[str, Key], *, path: Path, section: str = ""
+    data: TOMLValue, schema: dict[str, Key], *, path: Path, section: str = ""
 ) -> dict[str, Any]:
-    """Validate one table against ``schema``; return it unchanged when it conforms."""
+    """Validate one table against ``schema``; return it unchanged when it conforms.
+
+    ``Any`` on purpose: each key now holds one of the types its ``Key`` names, a fact the
+    schema knows at run time and mypy cannot see, so callers read values as those types."""
     where = f"{path}: [{section}]" if section else f"{path}:"
     if not isinstance(data, dict):
         raise ConfigError(f"{where} must be a table")

@@ -227,3 +227,10 @@ def test_parse_error_quotes_a_bounded_excerpt() -> None:
         parse_verdict("no verdict here " * 100)
     assert "no verdict here" in str(info.value)
     assert len(str(info.value)) < 300
+
+
+def test_a_stored_profile_reads_back_and_a_wrong_shape_names_the_field() -> None:
+    profile = QueryProfile("specific", "news", ('"exact phrase"',), ("storm",), (), "ephemeral")
+    assert QueryProfile.from_json(profile.to_json()) == profile
+    with pytest.raises(ValueError, match=r"Expected `array`, got `str` - at `\$.main_aspects`"):
+        QueryProfile.from_json(profile.to_json().replace('["storm"]', '"storm"'))

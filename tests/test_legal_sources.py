@@ -102,6 +102,11 @@ def test_server_errors_are_retried_then_reported_as_a_source_error(fake):
     ({"docketNumber": "", "citation": []}, False),      # nothing to find it by
     ({"docketNumber": "", "citation": ["1 F.4th 2"]}, True),
     ({"dateFiled": "2026-06-12T00:00:00-07:00"}, True),  # v3-style timestamps still read
+    ({"cluster_id": "9"}, True),                         # ids come as numbers or text
+    ({"caseName": {"name": "A v. B"}}, False),           # a field of the wrong type
+    ({"court_id": ["ca9"]}, False),
+    ({"docketNumber": True}, False),
+    ({"citation": [{"cite": "1 F.4th 2"}]}, False),
 ])
 def test_a_case_needs_name_date_cluster_court_and_a_docket_or_citation(change, usable):
     record = {**opinion_record(9, "ca9", "A v. B", "2026-06-12", docket="25-1"), **change}

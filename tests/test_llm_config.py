@@ -376,3 +376,14 @@ def test_a_timeout_beyond_a_day_is_refused_at_load(tmp_path: Path, timeout: floa
 
 def test_a_timeout_of_a_day_is_still_accepted() -> None:
     assert resolve_model("m", {"timeout": 86_400.0}).timeout == 86_400.0
+
+
+def test_every_config_key_is_a_declared_setting() -> None:
+    """``_check_values`` converts to ``ModelOverrides``, which drops undeclared keys: a key
+    added to the schema must be added to the settings too."""
+    from typing import get_type_hints
+
+    from needle_lib.llm.config import FILE_SCHEMA, OVERRIDE_SCHEMA, ModelOverrides
+
+    declared = set(get_type_hints(ModelOverrides))
+    assert set(FILE_SCHEMA) | set(OVERRIDE_SCHEMA) <= declared

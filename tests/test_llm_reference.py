@@ -94,6 +94,15 @@ def test_transport_rejects_malformed_requests() -> None:
     assert wrong_path.status_code == 404
 
 
+@pytest.mark.parametrize("body", [[1, 2], {"messages": "hi"},
+                                  {"messages": [{"role": "user", "content": "x"}, "hi"]}])
+def test_transport_names_a_request_that_is_not_a_list_of_message_objects(body) -> None:
+    with httpx.Client(transport=ReferenceTransport(Oracle())) as http:
+        answer = http.post("http://reference.invalid/v1/chat/completions", json=body)
+    assert answer.status_code == 400
+    assert "'messages' must be a list of objects" in answer.json()["error"]["message"]
+
+
 def test_non_reference_config_uses_given_transport(tmp_path: Path) -> None:
     config = resolve_model("plain", {"base_url": "http://llm.test"}, models_dir=tmp_path)
     served = ReferenceTransport(lambda messages: "via injected transport")

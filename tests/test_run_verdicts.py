@@ -90,4 +90,4 @@ def test_resume_tolerates_bookkeeping_and_names_leaf_keys(pytester, tmp_path):
         refused = run_evals(pytester, tmp_path, *select, "--base-url", second.url,
                             "--relax-indent", "--resume")
     assert_usage_error(refused, "--resume*different setup*",
-                       "  scoring.relax_indent: False (dump) vs True (this run)")
+                       "  scoring.relax_indent: False (earlier run) vs True (this run)")

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, ClassVar, TextIO
+from typing import ClassVar, Generic, NotRequired, TextIO, TypedDict, TypeVar
 
 from needle_lib.benches.rows import hour_of, query_hash, query_id
 from needle_lib.net.sources import SourceClient
@@ -20,25 +20,65 @@ from needle_lib.progress import Progress
 SAMPLE_CHARS = 300
 
 
-def query_row(text: str, hour: datetime, *, source: str, origin: dict[str, Any],
-              extra: Mapping[str, Any] | None = None, produced_at: str | None = None,
-              gold: dict[str, Any] | None = None) -> dict[str, Any]:
+OriginT = TypeVar("OriginT")
+GoldT = TypeVar("GoldT")
+
+
+class RowExtra(TypedDict, total=False):
+    """Keys a bench adds to NEEDLE's, written between the origin and the hour stamps: the
+    eval's ``--sample`` stratifies on them."""
+
+    topical_domain: str
+    length_bucket: str
+
+
+class QueryRow(TypedDict, Generic[OriginT]):
+    """One generated query in NEEDLE's row format; a bench declares its ``query_origin``.
+
+    Keys are written in construction order (``query_row``), which is the order here."""
+
+    query_id: str
+    query_hash: str
+    query_text: str
+    query_source: str
+    query_origin: OriginT
+    topical_domain: NotRequired[str]
+    length_bucket: NotRequired[str]
+    hour_ts: str
+    query_produced_at: str
+
+
+class GoldRow(QueryRow[OriginT], Generic[OriginT, GoldT]):
+    """A known-item row: the query and, last, what counts as finding it."""
+
+    gold: GoldT
+
+
+def query_row(text: str, hour: datetime, *, source: str, origin: OriginT,
+              extra: RowExtra | None = None, produced_at: str | None = None
+              ) -> QueryRow[OriginT]:
     """One row in NEEDLE's row format, keys in its order: identity, origin, ``extra``, the
-    hour stamps (``produced_at`` defaults to the hour), then ``gold`` for known-item rows."""
+    hour stamps (``produced_at`` defaults to the hour)."""
     stamp = hour_of(hour).isoformat()
-    row = {
+    return {
         "query_id": query_id(text, hour),
         "query_hash": query_hash(text),
         "query_text": text,
         "query_source": source,
         "query_origin": origin,
-        **(extra or {}),
+        **(extra or RowExtra()),
         "hour_ts": stamp,
         "query_produced_at": produced_at if produced_at is not None else stamp,
     }
-    if gold is not None:
-        row["gold"] = gold
-    return row
+
+
+def gold_row(text: str, hour: datetime, *, source: str, origin: OriginT, gold: GoldT,
+             extra: RowExtra | None = None, produced_at: str | None = None
+             ) -> GoldRow[OriginT, GoldT]:
+    """``query_row`` with ``gold`` after the hour stamps (NEEDLE's known-item rows)."""
+    row = query_row(text, hour, source=source, origin=origin, extra=extra,
+                    produced_at=produced_at)
+    return {**row, "gold": gold}
 
 
 @dataclass(frozen=True)
@@ -56,11 +96,10 @@ class Stamp:
     def produced_at(self) -> str:
         return self.now.astimezone(UTC).isoformat(timespec="seconds")
 
-    def row(self, text: str, *, source: str, origin: dict[str, Any],
-            extra: Mapping[str, Any] | None = None,
-            gold: dict[str, Any] | None = None) -> dict[str, Any]:
-        return query_row(text, self.now, source=source, origin=origin, extra=extra,
-                         produced_at=self.produced_at, gold=gold)
+    def gold_row(self, text: str, *, source: str, origin: OriginT, gold: GoldT,
+                 extra: RowExtra | None = None) -> GoldRow[OriginT, GoldT]:
+        return gold_row(text, self.now, source=source, origin=origin, gold=gold, extra=extra,
+                        produced_at=self.produced_at)
 
 
 @dataclass

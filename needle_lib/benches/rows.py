@@ -18,8 +18,9 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, TypeVar
 
+from needle_lib.jsonio import JSONObject
 from needle_lib.tomlconf import ConfigError
 
 
@@ -68,7 +69,16 @@ def row_day(row: Mapping[str, Any]) -> date | None:
         ) from None
 
 
-def dedupe_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+class RowIdentity(TypedDict):
+    """What every generated row has (``generation.QueryRow`` declares the rest)."""
+
+    query_id: str
+
+
+RowT = TypeVar("RowT", bound=RowIdentity)
+
+
+def dedupe_rows(rows: Iterable[RowT]) -> list[RowT]:
     """Keep the first row of each ``query_id``, in order."""
     seen: set[str] = set()
     kept = []
@@ -79,8 +89,9 @@ def dedupe_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return kept
 
 
-def write_rows(rows: Iterable[dict[str, Any]], out: str) -> int:
-    """Write JSONL rows to ``out`` (``-`` = stdout); returns how many were written.
+def write_rows(rows: Iterable[RowIdentity | JSONObject], out: str) -> int:
+    """Write JSONL rows to ``out`` (``-`` = stdout); returns how many were written: query
+    rows, or the objects of an artifact (``needle agentic-rare filter``).
 
     A file is written whole to a temp name and renamed, so an interrupted generation never
     leaves a half gold file that a later run would take for a complete one.

@@ -16,7 +16,7 @@ import argparse
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from needle_lib.argtypes import positive_int
 from needle_lib.benches.agentic_rare.filter import FilterPolicy, RareFilter, filter_stream, finish
@@ -37,6 +37,7 @@ from needle_lib.console import count_of
 from needle_lib.progress import Progress
 
 _PROGRESS_EVERY = 1000
+T = TypeVar("T")
 DROP_REASONS = ("bad_length", "urlish", "too_few_words", "long_word", "ineligible",
                 "no_rare_word", "non_english", "ngram_dup")
 
@@ -111,7 +112,7 @@ def _filter(args: argparse.Namespace) -> int:
     return 0
 
 
-def _counted(rows: Iterator[dict[str, Any]], bar: Progress) -> Iterator[dict[str, Any]]:
+def _counted(rows: Iterator[T], bar: Progress) -> Iterator[T]:
     """Pass rows through, advancing ``bar`` every few rows (a redraw per row is too slow)."""
     pending = 0
     for row in rows:

@@ -18,9 +18,9 @@ from needle_lib.contract.schema import SchemaError, SearchRun, validate_search_r
 from needle_lib.dashboard.paired import ComparisonError, PairedComparison, compare_runs
 from needle_lib.dashboard.runs import Run, parse_run
 from needle_lib.jsonio import write_text_atomic
-from needle_lib.kernel.journal import JOURNAL_SUFFIX
+from needle_lib.kernel.journal import JOURNAL_SUFFIX, journal_kind
 from needle_lib.metrics.flips import Flip, flip_lines
-from needle_lib.recall.journal import read_dump
+from needle_lib.recall.journal import fold_journal, read_dump
 from needle_lib.recall.rescore import dump_corpus, policy_of, rescore_dump
 from needle_lib.report.compare_html import flips_page
 from needle_lib.report.html import diff_html, search_case_html
@@ -101,9 +101,12 @@ def search_sides(result: SearchComparison) -> list[tuple[Flip, str, str]]:
 
 
 def _load(path: Path) -> Run | SearchRun:
-    """A recall dump or a search run (report or journal), by what the file holds."""
+    """A recall dump or a search run (report or journal), by what the file holds; a
+    journal by the kind its header line says."""
     if path.name.endswith(JOURNAL_SUFFIX):
-        return read_run(path)
+        if journal_kind(path) == "search":
+            return read_run(path)
+        return parse_run(path, fold_journal(path, in_progress=True))
     data = read_dump(path)
     if isinstance(data, dict) and "header" in data and "cases" in data:
         return validate_search_run(path, data["header"], data["cases"],

@@ -15,12 +15,11 @@ import sys
 from collections import Counter
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from needle_lib.argtypes import positive_int
 from needle_lib.benches.finance.companies import CompanyOrderError
 from needle_lib.benches.finance.fields import DEFAULT_XBRL_FIELDS, XBRL_FIELDS
-from needle_lib.benches.finance.generate import SUITES, Options, Tally, generate
+from needle_lib.benches.finance.generate import SUITES, FinanceRow, Options, Tally, generate
 from needle_lib.benches.finance.sources import GleifClient, SecClient, WikidataClient
 from needle_lib.commands.generation import (
     add_generate_parser,
@@ -64,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate_parser.set_defaults(func=run)
 
 
-async def _generate(options: Options, env: dict[str, str]) -> tuple[list[dict[str, Any]], Tally]:
+async def _generate(options: Options, env: dict[str, str]) -> tuple[list[FinanceRow], Tally]:
     suites = list(options.suites)
     # Clients first: a missing NEEDLE_CONTACT is an error before any request is made.
     sec = SecClient(env=env)
@@ -99,5 +98,5 @@ def run(args: argparse.Namespace) -> int:
                           fatal=(SourceError, CompanyOrderError))
 
 
-def _bucket_counts(rows: list[dict[str, Any]]) -> Counter[str]:
+def _bucket_counts(rows: list[FinanceRow]) -> Counter[str]:
     return Counter(row["query_origin"]["bucket"] for row in rows)

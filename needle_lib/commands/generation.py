@@ -18,7 +18,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from needle_lib.benches.rows import seed_from_hour, write_rows
+from needle_lib.benches.rows import RowT, seed_from_hour, write_rows
 from needle_lib.clock import utc_now
 from needle_lib.console import count_of
 from needle_lib.llm import AsyncChatClient, load_dotenv_once, make_async_chat_client
@@ -26,7 +26,6 @@ from needle_lib.llm.roles import generation_model_config
 from needle_lib.net.sources import SourceClient, SourceUnreachable
 from needle_lib.tomlconf import ConfigError
 
-Rows = list[dict[str, Any]]
 OptionsT = TypeVar("OptionsT")
 
 
@@ -36,7 +35,8 @@ class Summarised(Protocol):
     def summary(self) -> str: ...
 
 
-Generated = tuple[Rows, Summarised]
+#: A generator's rows (each bench's ``QueryRow`` type) and its tally.
+Generated = tuple[list[RowT], Summarised]
 
 
 def csv_choices(known: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
@@ -81,9 +81,10 @@ def add_generate_parser(subparsers: argparse._SubParsersAction, bench: str, *, h
 
 def run_generation(prog: str, args: argparse.Namespace,
                    options: Callable[[datetime, int], OptionsT],
-                   generate: Callable[[OptionsT, dict[str, str]], Coroutine[Any, Any, Generated]],
+                   generate: Callable[[OptionsT, dict[str, str]],
+                                      Coroutine[Any, Any, Generated[RowT]]],
                    *, details: Sequence[str] = (),
-                   counts: Callable[[Rows], Mapping[str, int]] | None = None,
+                   counts: Callable[[list[RowT]], Mapping[str, int]] | None = None,
                    fatal: tuple[type[Exception], ...] = ()) -> int:
     """One ``needle <bench> generate`` run: seed, generate, write, report.
 

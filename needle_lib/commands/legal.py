@@ -15,11 +15,17 @@ import sys
 from collections import Counter
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from needle_lib.argtypes import positive_int
 from needle_lib.benches.legal.caption import COURT_PHRASES, DEFAULT_COURTS
-from needle_lib.benches.legal.generate import DEFAULT_TITLES, SUITES, Options, Tally, generate
+from needle_lib.benches.legal.generate import (
+    DEFAULT_TITLES,
+    SUITES,
+    LegalRow,
+    Options,
+    Tally,
+    generate,
+)
 from needle_lib.benches.legal.sources import (
     TOKEN_ENV,
     CourtListenerClient,
@@ -83,7 +89,7 @@ def _courtlistener_or_none(env: dict[str, str]) -> CourtListenerClient | None:
         return None
 
 
-async def _generate(options: Options, env: dict[str, str]) -> tuple[list[dict[str, Any]], Tally]:
+async def _generate(options: Options, env: dict[str, str]) -> tuple[list[LegalRow], Tally]:
     suites = list(options.suites)
     courtlistener = _courtlistener_or_none(env) if "caselaw" in suites else None
     if courtlistener is None and "caselaw" in suites:
@@ -113,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     return run_generation(PROG, args, options, _generate, counts=_suite_syntax_counts)
 
 
-def _suite_syntax_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+def _suite_syntax_counts(rows: list[LegalRow]) -> dict[str, int]:
     counts = Counter(f"{row['query_origin']['suite']}/{row['query_origin']['syntax']}"
                      for row in rows)
     return dict(sorted(counts.items()))

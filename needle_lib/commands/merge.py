@@ -17,9 +17,10 @@ from typing import Any
 from needle_lib.benches.merge import merge_search, read_search_part
 from needle_lib.contract.schema import SchemaError
 from needle_lib.jsonio import write_json_atomic
-from needle_lib.kernel.journal import JOURNAL_SUFFIX
-from needle_lib.recall.journal import read_dump
-from needle_lib.recall.merge import Merged, MergeError, Part, merge_recall
+from needle_lib.kernel.journal import JOURNAL_SUFFIX, journal_kind
+from needle_lib.kernel.merge import Merged, MergeError, Part
+from needle_lib.recall.journal import fold_journal, read_dump
+from needle_lib.recall.merge import merge_recall
 
 Merger = Callable[[list[Part]], Merged]
 
@@ -30,7 +31,8 @@ MERGERS: dict[str, Merger] = {"recall": merge_recall, "search": merge_search}
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "merge", help="merge dump parts of one run (--shard-by case) or search reports "
-                      "(split by queries or engines; a killed run's .partial.jsonl) into one")
+                      "(split by queries or engines), or a killed run's .partial.jsonl, "
+                      "into one")
     parser.add_argument("parts", type=Path, nargs="+", metavar="PART",
                         help="dump parts, e.g. results/parts/jquery__m.shard-*.json")
     parser.add_argument("--out", type=Path, required=True, metavar="DUMP",
@@ -48,9 +50,13 @@ def kind_of(dump: Any) -> str:
 
 
 def _read(path: Path) -> Part:
-    if path.name.endswith(JOURNAL_SUFFIX):  # an interrupted search run's case log
-        return read_search_part(path)
+    """A part by what the file holds; a journal (an interrupted run's case log) by the kind
+    its header line says."""
     try:
+        if path.name.endswith(JOURNAL_SUFFIX):
+            if journal_kind(path) == "search":
+                return read_search_part(path)
+            return Part(path, dict(fold_journal(path, in_progress=True)))  # either family's
         return Part(path, read_dump(path))
     except SchemaError as exc:
         raise MergeError(str(exc)) from None

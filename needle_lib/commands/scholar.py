@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import datetime
-from typing import Any
 
 from needle_lib.argtypes import positive_int
 from needle_lib.benches.scholar.buckets import BUCKETS
@@ -24,6 +23,7 @@ from needle_lib.benches.scholar.generate import (
     DEFAULT_PER_CELL,
     SUITES,
     Options,
+    ScholarRow,
     Sources,
     Tally,
     generate,
@@ -88,7 +88,7 @@ def _sources(suites: tuple[str, ...], env: dict[str, str]) -> Sources:
     return Sources(arxiv=arxiv, arxiv_html=arxiv_html, europepmc=europepmc, ncbi=ncbi)
 
 
-async def _generate(options: Options, env: dict[str, str]) -> tuple[list[dict[str, Any]], Tally]:
+async def _generate(options: Options, env: dict[str, str]) -> tuple[list[ScholarRow], Tally]:
     llm = _llm(options)
     sources = _sources(options.suites, env)
     try:

@@ -38,8 +38,8 @@ from needle_lib.continuous.runs import (
 from needle_lib.contract.setup import refusal, setup_differences
 from needle_lib.jsonio import write_json_atomic
 from needle_lib.kernel.journal import JOURNAL_SUFFIX
+from needle_lib.kernel.merge import Merged, MergeError
 from needle_lib.names import inside, safe_file_name
-from needle_lib.recall.merge import Merged, MergeError
 from needle_lib.tomlconf import ConfigError
 
 #: Parts of one run start together (a CI matrix starts its jobs at once); runs of a bench

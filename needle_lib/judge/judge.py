@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from datetime import date
-from typing import Any
+from typing import TypedDict
 
 from needle_lib.clock import utc_today
 from needle_lib.judge.base import DEFAULT_CONCURRENCY, LLMJudge
@@ -36,6 +36,21 @@ from needle_lib.net.slots import GATING, CallSlots, call_priority
 from needle_lib.search.bounds import MAX_DATE_CHARS
 
 __all__ = ["DEFAULT_CONCURRENCY", "RelevanceJudge"]
+
+
+class JudgeStats(TypedDict):
+    """A relevance judge's counters and identity, for a run report."""
+
+    judge_model: str
+    judge_prompt_version: str
+    judged_pairs: int
+    judge_errors: int
+    judge_requests: int
+    judge_cache_hits: int
+    judge_shared: int
+    profile_requests: int
+    profile_cache_hits: int
+    profile_errors: int
 
 
 class RelevanceJudge(LLMJudge):
@@ -77,7 +92,7 @@ class RelevanceJudge(LLMJudge):
         """The date freshness is judged against when a query brings none of its own."""
         return self._today()
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> JudgeStats:
         """Counters and model identity, for a run report."""
         return {
             "judge_model": self.model,

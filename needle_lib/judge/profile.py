@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
+
+import msgspec
 
 from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.judge.parse import answer_objects, excerpt
@@ -73,9 +74,9 @@ class QueryProfile:
 
     @classmethod
     def from_json(cls, text: str) -> QueryProfile:
-        data: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
-                                for key, value in json.loads(text).items()}
-        return cls(**data)
+        """A profile as ``to_json`` wrote it (the judge cache); a stored text of another
+        shape is a ``ValueError`` naming the field."""
+        return msgspec.json.decode(text, type=cls)
 
 
 def query_operators(query: str) -> tuple[str, ...]:

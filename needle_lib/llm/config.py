@@ -13,8 +13,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
+import msgspec
 from dotenv import load_dotenv
 
 from needle_lib.contract.records import ModelRequest
@@ -53,7 +54,39 @@ OVERRIDE_SCHEMA: dict[str, Key] = {
 }
 _OVERRIDES_WHERE = Path("model overrides")
 
-DEFAULTS: dict[str, Any] = {
+class ModelSettings(TypedDict, total=False):
+    """What the built-in defaults, a config file and CLI flags set, layered in that order
+    (``FILE_SCHEMA``'s keys), and the identity ``resolve_model`` adds: ``ModelConfig``'s
+    fields, checked (``_check_values``) before a config is built from them."""
+
+    name: str
+    label: str
+    key: str
+    source: str
+    base_url: str
+    api_key: str | None
+    api_key_file: str | None
+    api_key_env: str | None
+    temperature: float
+    max_tokens: int
+    use_max_completion_tokens: bool
+    reasoning_effort: str | None
+    prefill_no_think: bool
+    suppress_thinking: bool
+    stop: tuple[str, ...]
+    timeout: float
+    concurrency: int
+    max_answer_bytes: int
+    context_tokens: int | None
+
+
+class ModelOverrides(ModelSettings, total=False):
+    """CLI flags: the settings, and ``think`` (undo both thinking switches)."""
+
+    think: bool
+
+
+DEFAULTS: ModelSettings = {
     "base_url": "http://localhost:1234",
     "api_key": None,
     "api_key_file": None,
@@ -70,7 +103,6 @@ DEFAULTS: dict[str, Any] = {
     "max_answer_bytes": 8 * 1024 * 1024,
 }
 
-_FLOAT_KEYS = ("temperature", "timeout")
 _loaded_env_files: set[Path] = set()
 NO_DOTENV_ENV = "NEEDLE_NO_DOTENV"
 
@@ -230,8 +262,12 @@ def check_distinct_keys(models: Iterable[ModelConfig]) -> None:
             )
 
 
-def _check_values(data: Mapping[str, Any], where: Path) -> dict[str, Any]:
-    """Value checks the type schema cannot express; errors name the file and key."""
+def _check_values(data: Mapping[str, Any], where: Path) -> ModelOverrides:
+    """Value checks the type schema cannot express; errors name the file and key.
+
+    ``data`` has passed ``check_section`` (each key holds its schema's type), so the
+    conversion to ``ModelOverrides`` at the end only changes ``stop``'s list to a tuple
+    and an integer temperature or timeout to a float."""
     out = dict(data)
     stop = out.get("stop")
     if stop is not None:
@@ -240,10 +276,6 @@ def _check_values(data: Mapping[str, Any], where: Path) -> dict[str, Any]:
             raise ConfigError(
                 f"{where}: key 'stop' must be a list of non-empty strings, got {bad[0]!r}"
             )
-        out["stop"] = tuple(stop)
-    for key in _FLOAT_KEYS:
-        if key in out:
-            out[key] = float(out[key])
     if "max_tokens" in out and out["max_tokens"] < 1:
         raise ConfigError(f"{where}: key 'max_tokens' must be at least 1, got {out['max_tokens']}")
     if "concurrency" in out and out["concurrency"] < 1:
@@ -271,19 +303,19 @@ def _check_values(data: Mapping[str, Any], where: Path) -> dict[str, Any]:
             f"{where}: key 'base_url' must start with http:// or https:// "
             f"(or be {REFERENCE_BASE_URL!r}), got {base_url!r}"
         )
-    return out
+    return msgspec.convert(out, ModelOverrides)
 
 
-def _load_file(path: Path) -> dict[str, Any]:
+def _load_file(path: Path) -> ModelSettings:
     data = check_section(load_toml(path), FILE_SCHEMA, path=path)
     return _check_values(data, path)
 
 
-def _apply_overrides(values: dict[str, Any], overrides: Mapping[str, Any]) -> None:
+def _apply_overrides(values: ModelSettings, overrides: Mapping[str, Any]) -> None:
     """Layer CLI flags over the config; None means "flag not given"."""
-    given = {k: v for k, v in overrides.items() if v is not None}
+    flags = {k: v for k, v in overrides.items() if v is not None}
     given = _check_values(
-        check_section(given, OVERRIDE_SCHEMA, path=_OVERRIDES_WHERE), _OVERRIDES_WHERE
+        check_section(flags, OVERRIDE_SCHEMA, path=_OVERRIDES_WHERE), _OVERRIDES_WHERE
     )
     if given.pop("think", False):
         # Thinking is suppressed by two independent switches; --think must undo both.
@@ -357,7 +389,7 @@ def resolve_model(
     Layering, later wins: built-in defaults, then the config file, then ``overrides``.
     A raw id gets ``note`` set so the caller can tell the user no config was used.
     """
-    values: dict[str, Any] = dict(DEFAULTS)
+    values = DEFAULTS.copy()
     candidate = Path(value).expanduser()
     named = models_dir / f"{value}.toml"
     note = None
@@ -365,11 +397,11 @@ def resolve_model(
         path = candidate if _is_file(candidate) else resolve_repo_path(value)
         values.update(_load_file(path))
         values.setdefault("label", path.stem)
-        values.update(key=sanitize_key(path.stem), source=f"file:{path}")
+        values.update({"key": sanitize_key(path.stem), "source": f"file:{path}"})
     elif _is_file(named):
         values.update(_load_file(named))
         values.setdefault("label", value)
-        values.update(key=sanitize_key(value), source=f"file:{named}")
+        values.update({"key": sanitize_key(value), "source": f"file:{named}"})
     else:
         known = sorted(p.stem for p in models_dir.glob("*.toml")) if models_dir.is_dir() else []
         close = likely_typo(value, known)
@@ -383,6 +415,7 @@ def resolve_model(
             f"no config for {value!r} in {models_dir}: using it as a raw model id with built-in "
             f"defaults (known configs: {', '.join(known) or 'none'})"
         )
-        values.update(name=value, label=value, key=sanitize_key(value), source="raw")
+        values.update({"name": value, "label": value, "key": sanitize_key(value),
+                       "source": "raw"})
     _apply_overrides(values, overrides or {})
     return ModelConfig(**values, note=note)

@@ -11,14 +11,15 @@ import json
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 import httpx
 
+from needle_lib.jsonio import JSONObject, json_object
 from needle_lib.tokens import counted_tokens
 
-#: Receives the request's messages and returns the answer text; raise ValueError to reject.
-AnswerFn = Callable[[list[dict[str, Any]]], str]
+#: Receives the request's messages (each a JSON object) and returns the answer text; raise
+#: ValueError to reject.
+AnswerFn = Callable[[list[JSONObject]], str]
 
 
 def _error(status: int, message: str) -> httpx.Response:
@@ -38,12 +39,14 @@ class ReferenceTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 404, f"the reference model only serves /chat/completions, not {request.url.path}"
             )
         try:
-            payload = json.loads(body)
-            messages = payload["messages"]
-            if not isinstance(messages, list):
-                raise TypeError("'messages' is not a list")
-        except (ValueError, KeyError, TypeError) as exc:
+            payload = json_object(json.loads(body))
+        except ValueError as exc:
             return _error(400, f"malformed chat request: {exc}")
+        listed = payload.get("messages") if payload is not None else None
+        messages = [m for m in listed if isinstance(m, dict)] \
+            if isinstance(listed, list) else []
+        if payload is None or not isinstance(listed, list) or len(messages) < len(listed):
+            return _error(400, "malformed chat request: 'messages' must be a list of objects")
         try:
             content = self._answer(messages)
         except ValueError as exc:
@@ -51,9 +54,7 @@ class ReferenceTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         # Counted like a real server counts: the whole prompt, in the reference vocabulary.
         # The counts are remembered on disk (the oracle sees the same prompts every run), so
         # a warm run never tokenizes an 86K-token prompt again, nor loads the tokenizer.
-        prompt = sum(
-            counted_tokens(str(m.get("content") or "")) for m in messages if isinstance(m, dict)
-        )
+        prompt = sum(counted_tokens(str(m.get("content") or "")) for m in messages)
         completion = counted_tokens(content)
         return httpx.Response(
             200,

@@ -32,7 +32,7 @@ import httpx
 
 from needle_lib import __version__
 from needle_lib.errors import NeedleError
-from needle_lib.jsonio import loads_untrusted
+from needle_lib.jsonio import JSON, loads_untrusted
 from needle_lib.net.body import BodyLimits, MiB, is_truncated
 from needle_lib.net.reach import host_of, why_unreachable
 from needle_lib.net.retry import RetriesExhausted, RetryPolicy, Sleep, is_unreachable, send
@@ -214,7 +214,9 @@ class SourceClient:
             raise SourceUnreachable(seen.source, seen.url, seen.reason, seen.override)
 
     async def get_json(self, path: str, *, params: Mapping[str, Any] | None = None,
-                       headers: Mapping[str, str] | None = None) -> Any:
+                       headers: Mapping[str, str] | None = None) -> JSON:
+        """The decoded body, as the source sent it: callers narrow it (``isinstance``) and
+        name the source and field when it is not the documented shape."""
         response = await self.get(path, params=params, headers=headers)
         try:
             return loads_untrusted(response.content)

@@ -50,7 +50,7 @@ from needle_lib.rundirs import make_run_dir
 CONTROLLER = "needle-controller"
 HTML = "needle-html"
 SEARCH_FIXTURES = "needle-search-fixtures"
-SEARCH_RESUME = "needle-search-resume"
+RESUME = "needle-resume"
 
 __all__ = ["recall_answer", "recall_client_pool", "recall_dispatcher", "scorecard"]
 
@@ -103,8 +103,8 @@ def pytest_configure(config: pytest.Config) -> None:
         html = HtmlReport(config)
         config.pluginmanager.register(html, HTML)
         config.pluginmanager.register(Controller(config, html), CONTROLLER)
-        if run.has_query_set and run.resume:
-            config.pluginmanager.register(resume.ControllerResume(config), SEARCH_RESUME)
+        if run.resume:
+            config.pluginmanager.register(resume.ControllerResume(config), RESUME)
         shard.default_dist_for_search(config)
     else:
         config.stash[state_key] = RunState(Path(workerinput[RUN_DIR_KEY]))
@@ -137,7 +137,7 @@ def pytest_configure_node(node: WorkerNode) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for name in (CONTROLLER, HTML, SEARCH_FIXTURES, SEARCH_RESUME):
+    for name in (CONTROLLER, HTML, SEARCH_FIXTURES, RESUME):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:  # as junitxml does: a later session in-process starts clean
             config.pluginmanager.unregister(plugin)
@@ -157,8 +157,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "search_case" in metafunc.fixturenames:
         collect.parametrize_search(metafunc)
     if "recall_case" in metafunc.fixturenames:
-        plan = collect.parametrize_recall(metafunc)
-        resume.check_resume(metafunc.config, plan)
+        collect.parametrize_recall(metafunc)
 
 
 @pytest.hookimpl(wrapper=True)

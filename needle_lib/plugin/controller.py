@@ -23,9 +23,10 @@ from needle_lib.contract.report import SearchReport
 from needle_lib.contract.schema import SchemaError
 from needle_lib.diskfull import DISK_FULL_EXIT, disk_full_message, is_no_space
 from needle_lib.kernel.benchmark import RunWriter
+from needle_lib.kernel.journal import JournalInUse
 from needle_lib.plugin.collect import plan_key
 from needle_lib.plugin.html import HtmlReport
-from needle_lib.plugin.resume import note_resumed, resume_notes, resumed
+from needle_lib.plugin.resume import resume_notes, resumed
 from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.settings import dump_path, result_store, results_dir, settings, use_color
 from needle_lib.recall.dumps import RecallDumps
@@ -103,6 +104,9 @@ class Controller:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         try:
             self._logreport(report)
+        except JournalInUse as exc:  # a second run on one --dump / --report path: its
+            # journal was never opened, so the other run's files are as that run left them
+            pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
         except OSError as exc:
             if not is_no_space(exc):
                 raise
@@ -191,7 +195,6 @@ class Controller:
             self._note(self._nothing_ran())
         interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
         self.finished = self.recall.finish(interrupted=interrupted)
-        note_resumed(self.config, self.recall.paths)
         self.search_finished = self.search.finish(interrupted=interrupted)
         self.html.summarise(list(zip(self.recall.paths, self.finished, strict=True)),
                             list(zip(self.search.paths, self.search_finished, strict=True)))

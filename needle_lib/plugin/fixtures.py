@@ -21,7 +21,7 @@ from needle_lib.kernel.runstate import RunState
 from needle_lib.llm import ChatResult
 from needle_lib.llm.client import ChatClient
 from needle_lib.plugin.collect import recall_case_of, recall_plan
-from needle_lib.plugin.resume import stored_answer
+from needle_lib.plugin.resume import is_kept, stored_answer
 from needle_lib.plugin.scorecard import Scorecard
 from needle_lib.plugin.settings import run_state, settings, use_color
 from needle_lib.plugin.shard import part_fields
@@ -52,7 +52,7 @@ def recall_dispatcher(request: pytest.FixtureRequest) -> RecallDispatcher:
         # with --concurrency) keeps a pair's cases on one worker.
         cases = (recall_case_of(item) for item in session.items)
         return [case for case in cases if case is not None and case.pair == pair
-                and stored_answer(config, case) is None]
+                and not is_kept(config, case)]
 
     return RecallDispatcher(
         upcoming, lambda case: tripped(config, f"model {case.model.key}") is None)

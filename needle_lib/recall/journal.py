@@ -10,6 +10,12 @@ after every case made a run's bookkeeping grow with the square of its cases.
 A killed run leaves its dump as the run's start wrote it, with the journal beside it:
 every reader of a dump (``read_dump``) folds the journal in, so ``--resume``, ``needle
 status``, ``merge``, ``rescore`` and the dashboards see every case the run settled.
+
+A journal is kept while it is the only record of its cases. The next run of the same pair
+that finishes (resumed or not) settles each earlier run's abandoned journal
+(``settle_abandoned``): the journal's fold is written into that run's own dump, which reads
+back exactly as before, and only then is the journal removed. A journal whose writer is
+alive is never touched (``kernel.journal``).
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from needle_lib.contract.schema import (
     read_json_file,
     validate_recall_dump,
 )
-from needle_lib.kernel.journal import journal_path
+from needle_lib.jsonio import write_json_atomic
+from needle_lib.kernel.journal import journal_path, remove_if_abandoned
 from needle_lib.recall.results import finalize, new_dump
 from needle_lib.recall.store import STORED_AS
 
@@ -100,3 +107,27 @@ def read_recall_run(path: Path) -> RecallDump:
     if isinstance(data, dict) and data.get("benchmark", "recall") != "recall":
         raise SchemaError(f"{path}: not a recall dump (benchmark={data.get('benchmark')!r})")
     return validate_recall_dump(path, data)
+
+
+def settle_abandoned(run_file: Path) -> bool:
+    """Fold the journal a killed run left beside ``run_file`` into that dump, durably, then
+    remove the journal; whether it went (not while its writer lives, nor when the dump does
+    not read)."""
+    journal = journal_path(run_file)
+    try:
+        if journal.stat().st_size == 0:
+            return False  # created this instant by a starting run, which locks it next
+    except FileNotFoundError:
+        return False
+
+    def settle() -> None:
+        dump = read_dump(run_file)
+        if isinstance(dump, dict) and dump.get("in_progress") is False:
+            return  # finished: the dump holds every case (a kill came before the unlink)
+        # compact, as the in-progress dump it replaces (``recall.store.write_dump``)
+        write_json_atomic(run_file, dump, indent=None, durable=True)
+
+    try:
+        return remove_if_abandoned(journal, settle)
+    except SchemaError:
+        return False  # a journal that does not read stays for the user to see

@@ -34,13 +34,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from needle_lib.benches.finance.companies import Tier
 from needle_lib.console import count_of
 from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.testing.chat import completion, message_texts
+
+if TYPE_CHECKING:
+    from needle_lib.benches.finance.generate import FinanceRow
 from needle_lib.testing.loopback import LoopbackServer, Response
 
 NOW = datetime(2026, 7, 2, 14, 25, tzinfo=UTC)
@@ -603,7 +606,7 @@ async def no_wait(seconds: float) -> None:
 
 
 async def generate_sample(sources: FakeFinanceSources, llm_server: FakeFilingLLM, *,
-                          tally: Any = None, **overrides: Any) -> list[JSONObject]:
+                          tally: Any = None, **overrides: Any) -> list[FinanceRow]:
     """All three suites from the fakes with this world's tiers, ``NOW`` and ``SEED``."""
     from needle_lib.benches.finance.generate import Options, Tally, generate
     from needle_lib.benches.finance.sources import GleifClient, SecClient, WikidataClient

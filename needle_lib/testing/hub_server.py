@@ -34,15 +34,48 @@ import json
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import parse_qs, unquote, urlparse
 
+from needle_lib.jsonio import JSON as JSONValue
+from needle_lib.jsonio import JSONObject, json_object, loads_untrusted
+from needle_lib.net.payload import member
 from needle_lib.testing.loopback import LoopbackServer, Response
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 JSON = "application/json"
 
 FileKey = tuple[str, str, str]  # (repo_type, repo_id, path in repo)
+
+
+class Commit(TypedDict):
+    """A commit the fake applied: its summary, the paths it wrote (``-path`` deleted)."""
+
+    summary: str
+    paths: list[str]
+    oid: str
+
+
+class TreeEntry(TypedDict):
+    """One entry of a tree listing, as the hub answers it."""
+
+    type: str
+    oid: str
+    size: int
+    path: str
+
+
+def _bad_request(message: str) -> Response:
+    return 400, JSON, json.dumps({"error": message}).encode()
+
+
+def _request_object(body: bytes) -> JSONObject:
+    """A request's JSON object body; ``{}`` for any other body (the checks then name what
+    is missing)."""
+    try:
+        return json_object(loads_untrusted(body)) or {}
+    except ValueError:
+        return {}
 
 
 def git_blob_oid(content: bytes) -> str:
@@ -61,7 +94,7 @@ class FakeHubServer(LoopbackServer):
         self.repos: set[tuple[str, str]] = {(t, r) for t, r, _ in self.files}
         self.page_size = page_size
         self.fail_commits = fail_commits
-        self.commits: list[dict[str, Any]] = []
+        self.commits: list[Commit] = []
         self.requests: Counter[str] = Counter()
         self.authorization: set[str] = set()
         self._lock = threading.Lock()
@@ -95,7 +128,7 @@ class FakeHubServer(LoopbackServer):
     def _api(self, method: str, parts: list[str], query: dict[str, list[str]],
              body: bytes) -> Response:
         if parts == ["repos", "create"] and method == "POST":
-            return self._create(json.loads(body))
+            return self._create(body)
         if len(parts) < 5 or parts[0] not in ("models", "datasets", "spaces"):
             return 404, JSON, b'{"error": "no such endpoint"}'
         repo_type = parts[0].removesuffix("s")
@@ -104,7 +137,7 @@ class FakeHubServer(LoopbackServer):
             return 404, JSON, b'{"error": "Repository not found"}', {
                 "X-Error-Code": "RepoNotFound"}
         if action == "preupload" and method == "POST":
-            return self._preupload(repo_type, repo_id, json.loads(body))
+            return self._preupload(repo_type, repo_id, body)
         if action == "commit" and method == "POST":
             return self._commit(repo_type, repo_id, body)
         if action == "tree" and method == "GET":
@@ -115,9 +148,14 @@ class FakeHubServer(LoopbackServer):
 
     # --- endpoints ---------------------------------------------------------------------------
 
-    def _create(self, payload: dict[str, Any]) -> Response:
-        name = "/".join(p for p in (payload.get("organization"), payload["name"]) if p)
-        key = (payload.get("type") or "model", name)
+    def _create(self, body: bytes) -> Response:
+        payload = _request_object(body)
+        owner, repo, kind = (payload.get(k) for k in ("organization", "name", "type"))
+        if not (isinstance(repo, str) and isinstance(owner, str | None)
+                and isinstance(kind, str | None)):
+            return _bad_request("'name' (and 'organization', 'type') must be strings")
+        name = "/".join(p for p in (owner, repo) if p)
+        key = (kind or "model", name)
         prefix = "" if key[0] == "model" else f"{key[0]}s/"
         url = f"{self.url}/{prefix}{name}"
         if key in self.repos:  # the hub names the existing repo, which the client returns
@@ -126,11 +164,16 @@ class FakeHubServer(LoopbackServer):
         self.repos.add(key)
         return 200, JSON, json.dumps({"url": url}).encode()
 
-    def _preupload(self, repo_type: str, repo_id: str, payload: dict[str, Any]) -> Response:
-        files = []
-        for item in payload["files"]:
-            stored = self.files.get((repo_type, repo_id, item["path"]))
-            files.append({"path": item["path"], "uploadMode": "regular", "shouldIgnore": False,
+    def _preupload(self, repo_type: str, repo_id: str, body: bytes) -> Response:
+        listed = _request_object(body).get("files")
+        paths = [path for item in listed if isinstance(path := member(item, "path"), str)] \
+            if isinstance(listed, list) else []
+        if not isinstance(listed, list) or len(paths) < len(listed):
+            return _bad_request("'files' must be a list of objects with a 'path'")
+        files: list[JSONValue] = []
+        for path in paths:
+            stored = self.files.get((repo_type, repo_id, path))
+            files.append({"path": path, "uploadMode": "regular", "shouldIgnore": False,
                           "oid": None if stored is None else git_blob_oid(stored)})
         return 200, JSON, json.dumps({"files": files}).encode()
 
@@ -159,7 +202,7 @@ class FakeHubServer(LoopbackServer):
             else:  # lfsFile and others: this fake offers only regular uploads
                 return 400, JSON, json.dumps({"error": f"unsupported {entry['key']}"}).encode()
         oid = hashlib.sha1(f"{len(self.commits)}:{summary}".encode()).hexdigest()
-        self.commits.append({"summary": summary, "paths": touched, "oid": oid})
+        self.commits.append(Commit(summary=summary, paths=touched, oid=oid))
         prefix = "" if repo_type == "model" else f"{repo_type}s/"
         return 200, JSON, json.dumps({"commitUrl": f"{self.url}/{prefix}{repo_id}/commit/{oid}",
                                       "commitOid": oid, "pullRequestUrl": None}).encode()
@@ -168,7 +211,7 @@ class FakeHubServer(LoopbackServer):
               query: dict[str, list[str]]) -> Response:
         recursive = query.get("recursive", ["false"])[0].lower() == "true"
         prefix = f"{folder}/" if folder else ""
-        entries: dict[str, dict[str, Any]] = {}
+        entries: dict[str, TreeEntry] = {}
         for (kind, repo, path), content in sorted(self.files.items()):
             if (kind, repo) != (repo_type, repo_id) or not path.startswith(prefix):
                 continue

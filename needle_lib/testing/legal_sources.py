@@ -24,12 +24,13 @@ import json
 import re
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 from xml.sax.saxutils import escape
 
-from needle_lib.jsonio import JSONObject
+from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.testing.chat import completion, message_texts
 from needle_lib.testing.loopback import LoopbackServer, Response
 
@@ -40,7 +41,7 @@ _FULL = re.compile(r"^/api/versioner/v1/full/([\d-]+)/title-(\d+)\.xml$")
 
 
 def opinion_record(cluster_id: int, court: str, case_name: str, filed: str, *,
-                   docket: str = "", citations: tuple[str, ...] = ()) -> dict[str, Any]:
+                   docket: str = "", citations: tuple[str, ...] = ()) -> JSONObject:
     """One v4 search result (type=o) with the documented fields."""
     slug = re.sub(r"[^a-z0-9]+", "-", case_name.lower()).strip("-")
     return {
@@ -87,21 +88,29 @@ def section_xml(part: str, identifier: str, heading: str, paragraphs: list[str])
 
 
 def structure_node(kind: str, identifier: str, description: str, *,
-                   children: list[dict[str, Any]] | None = None,
-                   reserved: bool = False) -> dict[str, Any]:
+                   children: Sequence[JSONObject] | None = None,
+                   reserved: bool = False) -> JSONObject:
     """One node of a title's structure JSON."""
     level = f"§ {identifier}" if kind == "section" else f"{kind.title()} {identifier}"
-    node: dict[str, Any] = {"type": kind, "label": f"{level} {description}",
+    node: JSONObject = {"type": kind, "label": f"{level} {description}",
                             "label_level": level, "label_description": description,
                             "identifier": identifier, "reserved": reserved}
     if children is not None:
-        node["children"] = children
+        node["children"] = list[JSON](children)
     return node
 
 
+def _filed(record: JSONObject) -> str:
+    """A served record's ``dateFiled``, which this world's records all carry as text."""
+    filed = record.get("dateFiled")
+    if not isinstance(filed, str):
+        raise TypeError(f"fake opinion {record.get('cluster_id')} has no dateFiled text")
+    return filed
+
+
 class FakeLegalSources(LoopbackServer):
-    def __init__(self, *, cases: list[dict[str, Any]], titles: list[dict[str, Any]],
-                 structures: dict[int, dict[str, Any]], sections: dict[tuple[int, str], str],
+    def __init__(self, *, cases: list[JSONObject], titles: list[JSONObject],
+                 structures: dict[int, JSONObject], sections: dict[tuple[int, str], str],
                  llm_replies: dict[str, str], token: str = TOKEN) -> None:
         self.cases = cases
         self.titles = titles
@@ -176,9 +185,9 @@ class FakeLegalSources(LoopbackServer):
             return date(int(year), int(month), int(dom))
 
         low, high = day(params["filed_after"]), day(params["filed_before"])
-        found = [r for r in self.cases if r["court_id"] == params.get("court")
-                 and low <= date.fromisoformat(r["dateFiled"]) <= high]
-        found.sort(key=lambda r: r["dateFiled"], reverse=True)
+        found = [r for r in self.cases if r.get("court_id") == params.get("court")
+                 and low <= date.fromisoformat(_filed(r)) <= high]
+        found.sort(key=_filed, reverse=True)
         return 200, _JSON, json.dumps({"count": len(found), "next": None, "previous": None,
                                        "results": found}).encode()
 

@@ -6,8 +6,8 @@ it pins the clock to ``NOW`` (``NEEDLE_NOW``)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
+from needle_lib.jsonio import JSONObject
 from needle_lib.testing.legal_sources import (
     FakeLegalSources,
     opinion_record,
@@ -18,7 +18,7 @@ from needle_lib.testing.legal_sources import (
 NOW = datetime(2026, 7, 2, 14, 25, tzinfo=UTC)
 
 
-def cases() -> list[dict[str, Any]]:
+def cases() -> list[JSONObject]:
     unusable = opinion_record(104, "ca9", "Orphan v. Record", "2026-06-02", docket="25-9")
     unusable["caseName"] = ""
     return [
@@ -90,7 +90,7 @@ SECTIONS = {
 }
 
 
-def _structure(title: int, parts: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def _structure(title: int, parts: dict[str, list[JSONObject]]) -> JSONObject:
     part_nodes = [structure_node("part", part, f"Part {part} rules", children=children)
                   for part, children in parts.items()]
     part_nodes.append(structure_node("part", "299", "Reserved part", reserved=True, children=[
@@ -99,8 +99,8 @@ def _structure(title: int, parts: dict[str, list[dict[str, Any]]]) -> dict[str, 
     return structure_node("title", str(title), f"Title {title}", children=[chapter])
 
 
-def structures() -> dict[int, dict[str, Any]]:
-    by_title: dict[int, dict[str, list[dict[str, Any]]]] = {}
+def structures() -> dict[int, JSONObject]:
+    by_title: dict[int, dict[str, list[JSONObject]]] = {}
     for title, part, identifier, heading in SECTIONS:
         by_title.setdefault(title, {}).setdefault(part, []).append(
             structure_node("section", identifier, heading))
@@ -121,7 +121,7 @@ def llm_replies() -> dict[str, str]:
     return {heading: reply for (_, _, _, heading), (_, reply) in SECTIONS.items()}
 
 
-TITLES = [
+TITLES: list[JSONObject] = [
     {"number": 17, "name": "Commodity and Securities Exchanges", "latest_amended_on":
      "2026-06-20", "latest_issue_date": "2026-06-20", "up_to_date_as_of": "2026-06-30",
      "reserved": False},

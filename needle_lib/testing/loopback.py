@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+from urllib.parse import urlsplit
+
+from needle_lib.jsonio import JSON
 
 # status, content type, body[, extra headers such as Retry-After]; a body given as chunks
 # is streamed without a Content-Length, ending when the chunks do (or the client leaves)
@@ -115,3 +119,19 @@ def closed_port_url() -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+class CannedJSONServer(LoopbackServer):
+    """Answers each path (query string aside) with the JSON body it was given, 404 for any
+    other: a source that answers in a shape it never documented, for the tests of what a
+    client says then."""
+
+    def __init__(self, bodies: Mapping[str, JSON]) -> None:
+        super().__init__()
+        self.bodies = dict(bodies)
+
+    def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
+        route = urlsplit(path).path
+        if route not in self.bodies:
+            return 404, "application/json", b'{"error": "not found"}'
+        return 200, "application/json", json.dumps(self.bodies[route]).encode()

@@ -29,19 +29,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from needle_lib.jsonio import JSON, JSONObject, json_object, loads_untrusted
 from needle_lib.recall.reference import reference_answer
 from needle_lib.testing.loopback import LoopbackServer, Response
 from needle_lib.testing.structured import AskedFormat, asked_format, check_format
 from needle_lib.tokens import count_tokens
 
-Behaviour = Callable[[list[dict]], str]
+Behaviour = Callable[[list[JSONObject]], str]
 
 
-def _wrong(messages: list[dict]) -> str:
+def _wrong(messages: list[JSONObject]) -> str:
     return "\n".join(f"x{i} = {i}" for i in range(20))
 
 
-def _mixed(messages: list[dict]) -> str:
+def _mixed(messages: list[JSONObject]) -> str:
     """Perfect, a quarter, or wrong, chosen by the answer's hash: verdicts and scores that
     vary by case but never by request order (concurrent and serial runs must agree)."""
     answer = reference_answer(messages)
@@ -56,7 +57,7 @@ def _mixed(messages: list[dict]) -> str:
 FADING_WHOLE, FADING_HALF = 60_000, 200_000
 
 
-def _fading(messages: list[dict]) -> str:
+def _fading(messages: list[JSONObject]) -> str:
     """Recall that fades with context length: perfect on a short prompt (novel_16k), half
     the targets (chosen by the answer's hash, as ``mixed`` does) on a longer one (novel_64k)
     and none beyond (novel_128k): a model whose effective context is shorter than its
@@ -109,8 +110,14 @@ SERVERS = ("llamacpp", "vllm", "lmstudio", "ollama")
 LISTED_MODEL = "fake-model"
 
 
-def _json(data: Any) -> Response:
+def _json(data: JSON) -> Response:
     return 200, "application/json", json.dumps(data).encode()
+
+
+def _bad_request(message: str) -> Response:
+    """What an OpenAI-compatible server answers a request it cannot read."""
+    return 400, "application/json", json.dumps({"error": {
+        "message": message, "type": "invalid_request_error", "code": 400}}).encode()
 
 
 def _not_found(server: str, method: str, path: str) -> Response:
@@ -128,7 +135,7 @@ def _not_found(server: str, method: str, path: str) -> Response:
         "code": 404, "message": "File Not Found", "type": "not_found_error"}}).encode()
 
 
-def metadata(server: str | None, method: str, path: str, body: dict[str, Any], *,
+def metadata(server: str | None, method: str, path: str, body: JSONObject, *,
              context: int | None, maximum: int | None) -> Response | None:
     """``server``'s answer to anything but a chat request, in its documented shape (a
     generic server serves no metadata); None for the chat endpoint."""
@@ -158,7 +165,7 @@ def metadata(server: str | None, method: str, path: str, body: dict[str, Any], *
         return _json({"object": "list", "data": [
             {"id": LISTED_MODEL, "object": "model", "owned_by": "organization_owner"}]})
     if server == "lmstudio" and path == "/api/v0/models":
-        entry = {"id": LISTED_MODEL, "object": "model", "type": "llm",
+        entry: JSONObject = {"id": LISTED_MODEL, "object": "model", "type": "llm",
                  "publisher": "fake", "arch": "qwen3", "compatibility_type": "gguf",
                  "quantization": "Q4_K_M", "state": "loaded" if context else "not-loaded",
                  "max_context_length": maximum}
@@ -236,14 +243,17 @@ class FakeOpenAIServer(LoopbackServer):
         self._seen: list[str] = []  # prompts so far, for ``cached``
         super().__init__()
 
-    def _respond(self, body: dict[str, Any], number: int) -> Response:
+    def _respond(self, body: JSONObject, number: int) -> Response:
         refused = check_format(self.formats, asked_format(body))
         if refused is not None:
             return refused
         behaviour = "perfect" if number <= self.answer_first else self.behaviour
         if behaviour in FAILURES:
             return FAILURES[behaviour]
-        messages = body.get("messages", [])
+        listed = body.get("messages", [])
+        messages = [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
+        if not isinstance(listed, list) or len(messages) < len(listed):
+            return _bad_request("'messages' must be a list of objects")
         if behaviour == "overflow":
             whole = sum(count_tokens(str(m.get("content") or "")) for m in messages)
             return overflow(whole, OVERFLOW_CONTEXT)
@@ -257,7 +267,7 @@ class FakeOpenAIServer(LoopbackServer):
             return overflow(prompt, self.context)
         prompt = min(prompt, TRUNCATING.get(behaviour, prompt))
         answer = count_tokens(content)
-        completion = {
+        completion: JSONObject = {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
             "model": body.get("model", "fake"),
@@ -278,7 +288,12 @@ class FakeOpenAIServer(LoopbackServer):
         return best
 
     def handle(self, method: str, path: str, headers: Any, body: bytes) -> Response:
-        request = json.loads(body or b"{}")
+        try:
+            request = json_object(loads_untrusted(body or b"{}"))
+        except ValueError as exc:
+            return _bad_request(f"the body is not JSON: {exc}")
+        if request is None:
+            return _bad_request("the body must be a JSON object")
         answer = metadata(self.server, method, path, request, context=self.context,
                           maximum=self.maximum)
         if answer is not None:
@@ -289,9 +304,8 @@ class FakeOpenAIServer(LoopbackServer):
         with stats.lock:
             stats.requests += 1
             number = stats.requests
-            stats.max_tokens_seen.append(
-                request.get("max_tokens") or request.get("max_completion_tokens") or 0
-            )
+            limit = request.get("max_tokens") or request.get("max_completion_tokens") or 0
+            stats.max_tokens_seen.append(limit if isinstance(limit, int) else 0)
             stats.auth_headers.append(headers.get("Authorization", ""))
             stats.response_formats.append(asked_format(request).shape)
             stats.in_flight += 1

@@ -39,6 +39,7 @@ from collections import Counter
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from needle_lib.jsonio import JSON, JSONObject, json_object, loads_untrusted
 from needle_lib.judge.profile import SYSTEM_PROMPT as PROFILE_PROMPT
 from needle_lib.testing.loopback import LoopbackServer, Response
 from needle_lib.testing.structured import AskedFormat, asked_format, check_format, constrained
@@ -117,18 +118,21 @@ class FakeSearchServer(LoopbackServer):
             "NEEDLE_JUDGE_MODEL": "fake-judge",
         }
 
-    def _exa(self, body: dict[str, Any]) -> dict[str, Any] | int:
-        script = self._script("exa", body["query"])
+    def _exa(self, body: JSONObject) -> JSONObject | int:
+        query, count = body.get("query"), body.get("numResults", 5)
+        if not isinstance(query, str) or not isinstance(count, int):
+            return 400  # Exa refuses a request without a query text or with a bad count
+        script = self._script("exa", query)
         if isinstance(script, int):
             return script
         if script is not None:  # both evidence fields Exa can return: text and highlights
             return {"results": [{"url": r["url"], "title": r["title"], "text": r["snippet"],
                                  "highlights": [r["snippet"]]} for r in script]}
-        urls = fake_urls(body["query"], "exa", body.get("numResults", 5))
+        urls = fake_urls(query, "exa", count)
         return {"results": [{"url": u, "title": f"Exa: {u}", "text": f"snippet about {u}",
                              "publishedDate": "2026-11-29T00:00:00.000Z"} for u in urls]}
 
-    def _brave(self, params: dict[str, list[str]]) -> dict[str, Any] | int:
+    def _brave(self, params: dict[str, list[str]]) -> JSONObject | int:
         script = self._script("brave", params["q"][0])
         if isinstance(script, int):
             return script
@@ -139,11 +143,11 @@ class FakeSearchServer(LoopbackServer):
         return {"web": {"results": [{"url": u, "title": f"Brave: {u}",
                                      "description": f"snippet about {u}"} for u in urls]}}
 
-    def _searxng(self, params: dict[str, list[str]], name: str) -> dict[str, Any]:
+    def _searxng(self, params: dict[str, list[str]], name: str) -> JSONObject:
         """SearXNG's JSON answer: one page of merged results (it takes no result count)."""
         query = params["q"][0]
         label = "SearXNG" if name == "searxng" else name
-        results = [{"url": u, "title": f"{label}: {u}", "content": f"snippet about {u}",
+        results: list[JSON] = [{"url": u, "title": f"{label}: {u}", "content": f"snippet about {u}",
                     "engine": "duckduckgo", "engines": ["duckduckgo", "brave"],
                     "parsed_url": ["https", urlparse(u).netloc, urlparse(u).path, "", "", ""],
                     "score": 1.0 / (rank + 1), "category": "general", "positions": [rank + 1],
@@ -153,14 +157,17 @@ class FakeSearchServer(LoopbackServer):
                 "corrections": [], "infoboxes": [], "suggestions": [],
                 "unresponsive_engines": []}
 
-    def _judge(self, body: dict[str, Any]) -> Response | dict[str, Any] | int:
+    def _judge(self, body: JSONObject) -> Response | JSONObject | int:
         asked = asked_format(body)
         with self._lock:
             self.response_formats.append(asked.shape)
         refused = check_format(self.formats, asked)
         if refused is not None:
             return refused
-        messages = body.get("messages", [])
+        listed = body.get("messages", [])
+        messages = [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
+        if not isinstance(listed, list) or len(messages) < len(listed):
+            return 400  # a chat request's messages are a list of objects
         if any(JUDGE_DOWN in str(m.get("content", "")) for m in messages):
             return 400
         content = self._judge_reply(messages, asked)
@@ -170,7 +177,7 @@ class FakeSearchServer(LoopbackServer):
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": content}}]}
 
-    def _judge_reply(self, messages: list[dict[str, Any]], asked: AskedFormat) -> str:
+    def _judge_reply(self, messages: list[JSONObject], asked: AskedFormat) -> str:
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
         if "Expected answer:" in prompt:  # the known-item answer judge
             content = "yes" if JUDGE_YES in prompt else "no"
@@ -242,15 +249,21 @@ class FakeSearchServer(LoopbackServer):
         if searxng and params.get("format") != ["json"]:
             # SearXNG serves its HTML page unless a JSON request names the format
             return 200, "text/html", b"<!DOCTYPE html><html><body>searxng</body></html>"
-        payload: Response | dict[str, Any] | int
+        payload: Response | JSONObject | int
+        try:
+            request = None if method == "GET" else json_object(loads_untrusted(body))
+        except ValueError:
+            request = None
         if searxng:
             payload = self._searxng(params, what)
         elif what == "brave":
             payload = self._brave(params)
+        elif request is None:
+            payload = 400  # both the judge and Exa take a JSON object
         elif what == "judge":
-            payload = self._judge(json.loads(body))
+            payload = self._judge(request)
         else:
-            payload = self._exa(json.loads(body))
+            payload = self._exa(request)
         if isinstance(payload, int):
             return payload, "application/json", b'{"error": "scripted failure"}'
         if isinstance(payload, tuple):

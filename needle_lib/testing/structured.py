@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
+from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.testing.loopback import Response
 
 FORMAT_SERVERS = ("openai", "llama-cpp-python", "none")
@@ -27,10 +27,10 @@ class AskedFormat:
     """A request's ``response_format``: its shape (``text`` when absent) and its schema."""
 
     shape: str
-    schema: Any = None
+    schema: JSON = None
 
 
-def asked_format(body: dict[str, Any]) -> AskedFormat:
+def asked_format(body: JSONObject) -> AskedFormat:
     """What ``body`` asked for (a malformed field reads as its ``type`` alone)."""
     asked = body.get("response_format")
     if not isinstance(asked, dict):

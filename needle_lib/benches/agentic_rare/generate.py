@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from typing import TypeAlias, TypedDict
 
 from needle_lib.benches import generation
+from needle_lib.benches.generation import QueryRow
 from needle_lib.benches.rows import dedupe_rows, hour_of, seed_from_hour
 from needle_lib.benches.sampling import stratified_sample
-from needle_lib.jsonio import JSONObject
+from needle_lib.jsonio import JSON, JSONObject
 from needle_lib.tomlconf import ConfigError
 
 QUERY_SOURCE = "agentic_rare"
@@ -29,9 +31,39 @@ def _text(row: JSONObject, query_field: str) -> str | None:
     return None
 
 
-def query_row(row: JSONObject, text: str, hour: datetime) -> JSONObject:
-    bucket = row.get("length_bucket") or "unknown"
-    origin = {
+class RareProvenance(TypedDict):
+    """Copied from the filtered artifact's row as it is (``needle agentic-rare filter``
+    wrote it, from a data set whose fields we do not decide)."""
+
+    producer: str
+    source: JSON
+    metadata: JSON
+    hard_words: JSON
+
+
+class RareOrigin(TypedDict):
+    bucket: str
+    subcategory: str
+    provenance: RareProvenance
+
+
+#: A row ``needle agentic-rare generate`` writes (judged: no gold).
+RareRow: TypeAlias = QueryRow[RareOrigin]
+
+
+def _length_bucket(row: JSONObject, number: int) -> str:
+    bucket = row.get("length_bucket")
+    if bucket is None or bucket == "":
+        return "unknown"
+    if not isinstance(bucket, str):
+        raise ConfigError(f"row {number}: 'length_bucket' must be a string, got {bucket!r}")
+    return bucket
+
+
+def query_row(row: JSONObject, text: str, hour: datetime, *, number: int = 0) -> RareRow:
+    """The query row of artifact row ``number`` (1-based, for errors)."""
+    bucket = _length_bucket(row, number)
+    origin: RareOrigin = {
         "bucket": QUERY_SOURCE,
         "subcategory": f"rare_{bucket}",
         "provenance": {
@@ -46,7 +78,7 @@ def query_row(row: JSONObject, text: str, hour: datetime) -> JSONObject:
 
 
 def sample_query_rows(rows: Iterable[JSONObject], *, now: datetime, limit: int,
-                      seed: int | None, query_field: str = "query_text") -> list[JSONObject]:
+                      seed: int | None, query_field: str = "query_text") -> list[RareRow]:
     """``limit`` query rows (0 = all), stratified by length bucket, deterministic for a seed
     (default: the UTC hour's)."""
     hour = hour_of(now)
@@ -55,7 +87,7 @@ def sample_query_rows(rows: Iterable[JSONObject], *, now: datetime, limit: int,
         text = _text(row, query_field)
         if text is None:
             raise ConfigError(f"row {number} has no {query_field!r} text")
-        made.append(query_row(row, text, hour))
+        made.append(query_row(row, text, hour, number=number))
     unique = dedupe_rows(made)
     chosen = seed if seed is not None else seed_from_hour(hour)
     return stratified_sample(unique, lambda r: r["length_bucket"], limit, chosen)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from needle_lib.benches.finance.fields import FRESHNESS_LADDER
 from needle_lib.benches.finance.match import FinanceGold, match_result
 from needle_lib.benches.known_item import KnownItemBench
+from needle_lib.jsonio import JSONObject, json_object
 
 
-def finance_groups(row: dict[str, Any], gold: FinanceGold) -> dict[str, str]:
-    origin = row.get("query_origin") or {}
+def finance_groups(row: JSONObject, gold: FinanceGold) -> dict[str, str]:
+    origin = json_object(row.get("query_origin")) or {}
     return {
         "field": gold.field,
         "bucket": str(origin.get("bucket") or ""),

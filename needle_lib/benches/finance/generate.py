@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from itertools import cycle
-from typing import Any, TypeVar
+from typing import TypeAlias, TypedDict, TypeVar
 
 from needle_lib.benches import generation
 from needle_lib.benches.finance import claims as wd
@@ -52,7 +52,7 @@ from needle_lib.benches.finance.sources import (
     WikidataClient,
 )
 from needle_lib.benches.finance.xbrl import QuarterFact, quarter_facts
-from needle_lib.benches.generation import Stamp
+from needle_lib.benches.generation import GoldRow, Stamp
 from needle_lib.benches.rows import dedupe_rows
 from needle_lib.llm import AsyncChatClient, LLMError
 from needle_lib.net.domains import registrable_domain
@@ -111,10 +111,14 @@ class Tally(generation.Tally):
     reasons = DROP_REASONS
 
 
+#: A fact's value as gold holds it: a name, a year or count, or an XBRL amount.
+FactValue: TypeAlias = str | int | float
+
+
 @dataclass(frozen=True)
 class Fact:
     field: str
-    value: Any
+    value: FactValue
     aliases: tuple[str, ...]
     registry: str
     source_url: str
@@ -132,7 +136,7 @@ async def _bounded(items: Sequence[T], work: Callable[[T], Awaitable[R]], limit:
     return list(await asyncio.gather(*(one(item) for item in items)))
 
 
-def _aliases(value: Any, aliases: Iterable[str]) -> list[str]:
+def _aliases(value: FactValue, aliases: Iterable[str]) -> list[str]:
     seen = {str(value).casefold()}
     kept = []
     for alias in aliases:
@@ -142,11 +146,58 @@ def _aliases(value: Any, aliases: Iterable[str]) -> list[str]:
     return kept
 
 
+class ProvenanceExtra(TypedDict, total=False):
+    """What a suite adds to a row's provenance: the Wikidata item (``finance``), the
+    quarter (``filings``), the filing and the LLM that wrote the query (``filingdoc``)."""
+
+    qid: str | None
+    fy: int
+    fp: str
+    period_end: str
+    age_bucket: str
+    form: str
+    filed: str
+    llm_model: str
+    prompt_version: str
+
+
+class FinanceProvenance(ProvenanceExtra):
+    producer: str
+    registry: str
+    source_url: str
+    entity: str
+    ticker: str
+    cik: int
+
+
+class FinanceOrigin(TypedDict):
+    bucket: str
+    syntax: str
+    topical_domain: str
+    subcategory: str
+    provenance: FinanceProvenance
+
+
+class FinanceGoldRecord(TypedDict):
+    """A finance row's ``gold`` (``match.FinanceGold.from_row`` reads it)."""
+
+    field: str
+    field_type: str
+    value: FactValue
+    aliases: list[str]
+    freshness_window: str
+    tier: str
+
+
+#: A row ``needle finance generate`` writes (NEEDLE's finance row format).
+FinanceRow: TypeAlias = GoldRow[FinanceOrigin, FinanceGoldRecord]
+
+
 def gold_row(stamp: Stamp, company: Company, *, text: str, bucket: str, syntax: str,
-             fact: Fact, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+             fact: Fact, extra: ProvenanceExtra | None = None) -> FinanceRow:
     """One gold row in the NEEDLE finance row format (``query_origin``/``gold`` objects)."""
     spec = field_spec(fact.field)
-    origin = {
+    origin: FinanceOrigin = {
         "bucket": bucket,
         "syntax": syntax,
         "topical_domain": "finance",
@@ -158,10 +209,10 @@ def gold_row(stamp: Stamp, company: Company, *, text: str, bucket: str, syntax: 
             "entity": company.title,
             "ticker": company.ticker,
             "cik": company.cik,
-            **(extra or {}),
+            **(extra or ProvenanceExtra()),
         },
     }
-    gold = {
+    gold: FinanceGoldRecord = {
         "field": fact.field,
         "field_type": spec.field_type,
         "value": fact.value,
@@ -169,8 +220,8 @@ def gold_row(stamp: Stamp, company: Company, *, text: str, bucket: str, syntax: 
         "freshness_window": spec.freshness,
         "tier": company.tier,
     }
-    return stamp.row(text, source="finance", origin=origin,
-                     extra={"topical_domain": "finance"}, gold=gold)
+    return stamp.gold_row(text, source="finance", origin=origin, gold=gold,
+                          extra={"topical_domain": "finance"})
 
 
 # --- finance: registry facts -------------------------------------------------------------
@@ -203,7 +254,7 @@ async def _wikidata_facts(wikidata: WikidataClient, qid: str, min_employee_year:
     labels = await wikidata.labels([qid, ceo.qid if ceo else "", country or ""])
     url = WikidataClient.public_url(qid)
 
-    def fact(name: str, value: Any, aliases: Iterable[str] = ()) -> Fact:
+    def fact(name: str, value: FactValue, aliases: Iterable[str] = ()) -> Fact:
         return Fact(name, value, tuple(aliases), "wikidata", url)
 
     facts = []
@@ -234,7 +285,7 @@ async def _wikidata_facts(wikidata: WikidataClient, qid: str, min_employee_year:
 
 async def _company_rows(company: Company, *, wikidata: WikidataClient,
                         gleif: GleifClient | None, stamp: Stamp, min_employee_year: int,
-                        tally: Tally) -> list[dict[str, Any]]:
+                        tally: Tally) -> list[FinanceRow]:
     qid = await _resolve(wikidata, company)
     facts, ceo = (await _wikidata_facts(wikidata, qid, min_employee_year)
                   if qid else ([], None))
@@ -287,15 +338,15 @@ async def _each_company(companies: Sequence[Company], work: Callable[[Company], 
 
 async def generate_finance(companies: Sequence[Company], *, wikidata: WikidataClient,
                            gleif: GleifClient | None, stamp: Stamp, min_employee_year: int,
-                           tally: Tally, concurrency: int = 8) -> list[dict[str, Any]]:
+                           tally: Tally, concurrency: int = 8) -> list[FinanceRow]:
     """Suite ``finance``: registry facts as keyword and natural-language queries."""
     tally.stage("finance companies", len(companies))
 
-    async def work(company: Company) -> list[dict[str, Any]]:
+    async def work(company: Company) -> list[FinanceRow]:
         return await _company_rows(company, wikidata=wikidata, gleif=gleif, stamp=stamp,
                                    min_employee_year=min_employee_year, tally=tally)
 
-    none: list[dict[str, Any]] = []
+    none: list[FinanceRow] = []
     per_company = await _each_company(companies, work, none, tally=tally, limit=concurrency)
     return [row for rows in per_company for row in rows]
 
@@ -309,7 +360,7 @@ def _age_bucket(end: str, today: date) -> str:
 
 async def generate_filings(companies: Sequence[Company], *, sec: SecClient,
                            fields: Sequence[str], per_company: int, seed: int, stamp: Stamp,
-                           tally: Tally, concurrency: int = 8) -> list[dict[str, Any]]:
+                           tally: Tally, concurrency: int = 8) -> list[FinanceRow]:
     """Suite ``filings``: ``per_company`` quarter figures per company (seeded draw among its
     last six quarters × fields), names plain and ``"quoted"`` in turn."""
     tally.stage("filings companies", len(companies))
@@ -387,7 +438,7 @@ async def _project(company: Company, *, sec: SecClient, llm: AsyncChatClient, se
 
 async def generate_filingdoc(companies: Sequence[Company], *, sec: SecClient,
                              llm: AsyncChatClient, target: int, seed: int, stamp: Stamp,
-                             tally: Tally, concurrency: int = 8) -> list[dict[str, Any]]:
+                             tally: Tally, concurrency: int = 8) -> list[FinanceRow]:
     """Suite ``filingdoc``: up to ``target`` filings found again by an LLM-written query.
 
     Candidates (a seeded draw of ``target × 3`` companies) are worked through in chunks, in
@@ -434,7 +485,7 @@ async def generate_filingdoc(companies: Sequence[Company], *, sec: SecClient,
 
 async def generate(options: Options, *, sec: SecClient, wikidata: WikidataClient | None = None,
                    gleif: GleifClient | None = None, llm: AsyncChatClient | None = None,
-                   tally: Tally | None = None) -> list[dict[str, Any]]:
+                   tally: Tally | None = None) -> list[FinanceRow]:
     """Every requested suite, in the order finance, filings, filingdoc; rows deduplicated."""
     unknown = [s for s in options.suites if s not in SUITES]
     if unknown:
@@ -446,7 +497,7 @@ async def generate(options: Options, *, sec: SecClient, wikidata: WikidataClient
     tally = tally if tally is not None else Tally()
     stamp = Stamp(options.now)
     listed = await sec.company_tickers()
-    rows: list[dict[str, Any]] = []
+    rows: list[FinanceRow] = []
     try:
         if "finance" in options.suites:
             assert wikidata is not None

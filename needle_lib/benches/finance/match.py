@@ -27,9 +27,10 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TypeAlias
 from urllib.parse import urlsplit
 
 from nicknames import NickNamer
@@ -38,6 +39,7 @@ from needle_lib.benches.finance.countries import country_forms
 from needle_lib.benches.finance.fields import FIELD_TYPES, LEGAL_SUFFIXES, field_spec
 from needle_lib.benches.known_item import Match
 from needle_lib.errors import GoldError
+from needle_lib.jsonio import JSON
 from needle_lib.net.domains import registrable_domain
 
 MONEY_TOLERANCE = 0.02
@@ -67,38 +69,57 @@ _AMOUNT = re.compile(
 _VAGUE_COUNTRY_FORMS = frozenset({"state", "states", "union", "republic", "kingdom"})
 
 
+#: A gold value or alias: a name, a year or count, an amount.
+Form: TypeAlias = str | int | float
+
+
+def _form(value: JSON, what: str) -> Form:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise GoldError(f"gold {what} must be a string or a number, got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class FinanceGold:
     field: str
     field_type: str
-    value: Any
-    aliases: tuple[Any, ...] = ()
+    value: Form
+    aliases: tuple[Form, ...] = ()
     freshness_window: str = ""
     tier: str = ""
 
     @property
-    def forms(self) -> list[Any]:
-        return [f for f in (self.value, *self.aliases) if f is not None and f != ""]
+    def forms(self) -> list[Form]:
+        return [f for f in (self.value, *self.aliases) if f != ""]
 
     @classmethod
-    def from_row(cls, gold: Any) -> FinanceGold:
+    def from_row(cls, gold: JSON) -> FinanceGold:
+        """A row's ``gold`` (``generate.FinanceGoldRecord``, or NEEDLE's), checked: the file
+        may come from anywhere."""
         if not isinstance(gold, dict):
             raise GoldError("'gold' must be an object with field, field_type and value")
         missing = [k for k in ("field", "field_type", "value") if gold.get(k) in (None, "")]
         if missing:
             raise GoldError(f"gold has no {', '.join(missing)}")
-        if gold["field_type"] not in FIELD_TYPES:
-            raise GoldError(f"unknown field_type {gold['field_type']!r}; known: "
+        field_type = gold["field_type"]
+        if not isinstance(field_type, str) or field_type not in FIELD_TYPES:
+            raise GoldError(f"unknown field_type {field_type!r}; known: "
                             f"{', '.join(sorted(FIELD_TYPES))}")
         aliases = gold.get("aliases") or []
         if not isinstance(aliases, list):
             raise GoldError("gold 'aliases' must be a list")
-        return cls(str(gold["field"]), gold["field_type"], gold["value"], tuple(aliases),
+        return cls(str(gold["field"]), field_type, _form(gold["value"], "'value'"),
+                   tuple(_form(a, "alias") for a in aliases if a is not None),
                    str(gold.get("freshness_window") or ""), str(gold.get("tier") or ""))
 
     def describe(self) -> str:
         aliases = f" (aliases: {', '.join(map(str, self.aliases))})" if self.aliases else ""
         return f"{self.field} = {self.value}{aliases}"
+
+
+#: How one field type finds its gold in a result (title + snippet, its norm, the URL): the
+#: evidence found, or None.
+FieldMatcher: TypeAlias = Callable[[FinanceGold, str, str, str], "str | None"]
 
 
 def squad_norm(text: str) -> str:
@@ -237,7 +258,7 @@ def _site(url: str) -> str:
     return registrable_domain(host) or host.removeprefix("www.")
 
 
-def _id_form(form: Any) -> str:
+def _id_form(form: Form) -> str:
     return re.sub(r"[\s.\-]", "", str(form)).upper()
 
 
@@ -273,9 +294,9 @@ def amounts(text: str) -> list[float]:
     return found
 
 
-def _gold_numbers(form: Any) -> list[float]:
+def _gold_numbers(form: Form) -> list[float]:
     """A gold amount: a number, or text read as result text is ("$130.5 billion")."""
-    if isinstance(form, int | float) and not isinstance(form, bool):
+    if isinstance(form, int | float):
         return [float(form)]
     try:
         return [float(str(form))]
@@ -283,7 +304,7 @@ def _gold_numbers(form: Any) -> list[float]:
         return amounts(str(form))[:1]
 
 
-def _within(tolerance: float) -> Any:
+def _within(tolerance: float) -> FieldMatcher:
     def close(gold: FinanceGold, text: str, norm: str, url: str) -> str | None:
         targets = [target for form in gold.forms for target in _gold_numbers(form)]
         for amount in amounts(text):
@@ -297,7 +318,7 @@ def _within(tolerance: float) -> Any:
     return close
 
 
-_MATCHERS = {
+_MATCHERS: dict[str, FieldMatcher] = {
     "person": _person,
     "entity": _entity,
     "year": _year,

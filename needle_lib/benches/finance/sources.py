@@ -22,7 +22,8 @@ from datetime import date
 from typing import Any, ClassVar
 
 from needle_lib.benches.finance.fields import display_name
-from needle_lib.jsonio import JSONObject
+from needle_lib.jsonio import JSON, JSONObject
+from needle_lib.net.payload import Body, member
 from needle_lib.net.sources import SourceClient, SourceError
 
 
@@ -149,19 +150,19 @@ class SecClient(SourceClient):
         Only the ``recent`` block is read (EDGAR's last ~1000 filings or a year), never the
         older paged files: the suite wants recent filings.
         """
+        url = self.data_base_url + self.submissions_path(cik)
         try:
-            payload = await self.get_json(self.data_base_url + self.submissions_path(cik))
+            payload = await self.get_json(url)
         except SourceError as exc:
             if exc.status == 404:
                 return []
             raise
-        filings = payload.get("filings") if isinstance(payload, dict) else None
-        recent = filings.get("recent") if isinstance(filings, dict) else None
-        if not isinstance(recent, dict):
-            return []
+        body = Body(self.source, url)
+        recent = body.object(member(payload, "filings", "recent"), "filings.recent",
+                             optional=True)
         wanted = set(forms)
-        columns = [recent.get(name) or [] for name in
-                   ("accessionNumber", "form", "filingDate", "primaryDocument")]
+        columns = [body.list(recent.get(name), f"filings.recent.{name}", optional=True)
+                   for name in ("accessionNumber", "form", "filingDate", "primaryDocument")]
         found = []
         for accession, form, filed, document in zip(*columns, strict=False):
             if form in wanted and accession and document and _is_date(filed):
@@ -198,20 +199,22 @@ class WikidataClient(SourceClient):
             "action": "wbsearchentities", "search": text, "language": "en", "type": "item",
             "format": "json", "limit": limit,
         })
-        hits = payload.get("search") if isinstance(payload, dict) else None
-        return [hit["id"] for hit in hits or [] if isinstance(hit, dict) and hit.get("id")]
+        body = Body(self.source, self.url(self.api_path))
+        hits = body.list(member(payload, "search"), "search", optional=True)
+        return [qid for hit in hits if (qid := body.text(member(hit, "id"), "search[].id"))]
 
     async def claims(self, qid: str) -> JSONObject:
         """An item's claims by property id (cached: locations and hits repeat across firms)."""
         if qid not in self._claims:
-            payload = await self.get_json(f"/wiki/Special:EntityData/{qid}.json")
-            entities = payload.get("entities") if isinstance(payload, dict) else None
-            entities = entities if isinstance(entities, dict) else {}
+            path = f"/wiki/Special:EntityData/{qid}.json"
+            payload = await self.get_json(path)
+            body = Body(self.source, self.url(path))
+            entities = body.object(member(payload, "entities"), "entities", optional=True)
             # A merged item redirects: the answer is keyed by the id it was merged into.
             entity = entities.get(qid) or (next(iter(entities.values()))
                                            if len(entities) == 1 else None)
-            claims = entity.get("claims") if isinstance(entity, dict) else None
-            self._claims[qid] = claims if isinstance(claims, dict) else {}
+            self._claims[qid] = body.object(member(entity, "claims"), f"entities.{qid}.claims",
+                                            optional=True)
         return self._claims[qid]
 
     async def labels(self, qids: Iterable[str]) -> dict[str, Label]:
@@ -223,13 +226,15 @@ class WikidataClient(SourceClient):
                 "action": "wbgetentities", "ids": "|".join(ids[start:start + 50]),
                 "props": "labels|aliases", "languages": "en", "format": "json",
             })
-            entities = payload.get("entities") if isinstance(payload, dict) else None
-            for qid, entity in (entities or {}).items():
-                if not isinstance(entity, dict):
-                    continue
-                label = ((entity.get("labels") or {}).get("en") or {}).get("value")
-                aliases = tuple(alias["value"] for alias in (entity.get("aliases") or {})
-                                .get("en") or [] if isinstance(alias, dict) and alias.get("value"))
+            body = Body(self.source, self.url(self.api_path))
+            entities = body.object(member(payload, "entities"), "entities", optional=True)
+            for qid, entity in entities.items():
+                label = body.text(member(entity, "labels", "en", "value"),
+                                  f"entities.{qid}.labels.en.value")
+                listed = body.list(member(entity, "aliases", "en"), f"entities.{qid}.aliases.en",
+                                   optional=True)
+                aliases = tuple(alias for item in listed if (alias := body.text(
+                    member(item, "value"), f"entities.{qid}.aliases.en[].value")))
                 if label:
                     found[qid] = Label(label, aliases)
         return found
@@ -259,18 +264,20 @@ class GleifClient(SourceClient):
             headers={"Accept": "application/vnd.api+json"},
         )
         wanted = _name_key(name)
-        for record in (payload.get("data") if isinstance(payload, dict) else None) or []:
-            attributes = record.get("attributes") if isinstance(record, dict) else None
-            if not isinstance(attributes, dict):
-                continue
-            legal = ((attributes.get("entity") or {}).get("legalName") or {}).get("name")
-            if isinstance(legal, str) and _name_key(legal) == wanted:
-                lei = attributes.get("lei") or record.get("id")
-                return str(lei) if lei else None
+        body = Body(self.source, self.url("/lei-records"))
+        for record in body.list(member(payload, "data"), "data", optional=True):
+            legal = body.text(member(record, "attributes", "entity", "legalName", "name"),
+                              "data[].attributes.entity.legalName.name")
+            if legal and _name_key(legal) == wanted:
+                lei = (body.text(member(record, "attributes", "lei"), "data[].attributes.lei")
+                       or body.text(member(record, "id"), "data[].id"))
+                return lei or None
         return None
 
 
-def _is_date(text: Any) -> bool:
+def _is_date(text: JSON) -> bool:
+    if not isinstance(text, str):
+        return False
     try:
         date.fromisoformat(text)
     except (TypeError, ValueError):

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from needle_lib.benches.finance.fields import XBRL_FIELDS
-from needle_lib.jsonio import JSONObject
+from needle_lib.jsonio import JSON, JSONObject
 
 QUARTER_PERIODS = frozenset({"Q1", "Q2", "Q3"})  # Q4 has no 10-Q: it is inside the 10-K
 MIN_QUARTER_DAYS, MAX_QUARTER_DAYS = 70, 110
@@ -43,7 +42,7 @@ def span_days(start: str, end: str) -> int | None:
         return None
 
 
-def _quarter_fact(field: str, raw: Any) -> QuarterFact | None:
+def _quarter_fact(field: str, raw: JSON) -> QuarterFact | None:
     if not isinstance(raw, dict) or raw.get("form") != "10-Q":
         return None
     fp = raw.get("fp")

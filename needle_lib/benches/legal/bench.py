@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from needle_lib.benches.known_item import KnownItemBench
 from needle_lib.benches.legal import code_query
 from needle_lib.benches.legal.caption import COURT_PHRASES, DEFAULT_COURTS, SYNTAX_CYCLE
 from needle_lib.benches.legal.generate import SUITES
 from needle_lib.benches.legal.match import LegalGold, match_result
+from needle_lib.jsonio import JSONObject, json_object
 
 
-def legal_groups(row: dict[str, Any], gold: LegalGold) -> dict[str, str]:
+def legal_groups(row: JSONObject, gold: LegalGold) -> dict[str, str]:
     """``suite`` from the row (NEEDLE calls it ``bucket``), else from the gold's ids."""
-    origin = row.get("query_origin") or {}
+    origin = json_object(row.get("query_origin")) or {}
     suite = origin.get("suite") or origin.get("bucket") or ("code" if gold.cfr else "caselaw")
     return {"suite": str(suite), "syntax": str(origin.get("syntax") or ""), "court": gold.court}
 

@@ -27,10 +27,10 @@ import random
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from itertools import cycle
-from typing import Any
+from typing import NotRequired, TypeAlias, TypedDict
 
 from needle_lib.benches import generation
-from needle_lib.benches.generation import Stamp
+from needle_lib.benches.generation import GoldRow, Stamp
 from needle_lib.benches.legal import code_query
 from needle_lib.benches.legal.caption import (
     DEFAULT_COURTS,
@@ -106,12 +106,70 @@ def month_windows(now: datetime, months_back: int) -> list[tuple[date, date]]:
     return windows
 
 
-def _row(stamp: Stamp, text: str, *, suite: str, syntax: str, provenance: dict[str, Any],
-         gold: dict[str, Any]) -> dict[str, Any]:
+class CaseProvenance(TypedDict):
+    producer: str
+    case_name: str
+    court: str
+    url: str
+    date_filed: str
+
+
+class CodeProvenance(TypedDict):
+    producer: str
+    citation: str
+    heading: str
+    url: str
+    llm_model: str
+    prompt_version: str
+
+
+class LegalOrigin(TypedDict):
+    """A legal row's ``query_origin``; ``bucket`` is NEEDLE's name for the suite."""
+
+    bucket: str
+    suite: str
+    syntax: str
+    provenance: CaseProvenance | CodeProvenance
+
+
+class CaseIds(TypedDict):
+    """What identifies a case (``match.LegalGold.from_row`` reads these)."""
+
+    cluster: str
+    docket: NotRequired[str]
+    cites: NotRequired[list[str]]
+
+
+class CaseGold(TypedDict):
+    case_key: str
+    ids: CaseIds
+    party_tokens: list[str]
+    court: str
+    date_filed: str
+    case_name: str
+
+
+class CodeIds(TypedDict):
+    cfr: str
+
+
+class CodeGold(TypedDict):
+    case_key: str
+    ids: CodeIds
+    citation: str
+    heading: str
+
+
+#: A row ``needle legal generate`` writes (NEEDLE's legal row format, objects not strings).
+LegalRow: TypeAlias = GoldRow[LegalOrigin, CaseGold | CodeGold]
+
+
+def _row(stamp: Stamp, text: str, *, suite: str, syntax: str,
+         provenance: CaseProvenance | CodeProvenance, gold: CaseGold | CodeGold) -> LegalRow:
     """One gold row in NEEDLE's legal row format (``query_origin``/``gold`` objects)."""
-    origin = {"bucket": suite, "suite": suite, "syntax": syntax,
-              "provenance": {"producer": PRODUCER, **provenance}}
-    return stamp.row(text, source="legal", origin=origin, gold=gold)
+    origin: LegalOrigin = {"bucket": suite, "suite": suite, "syntax": syntax,
+                           "provenance": provenance}
+    return stamp.gold_row(text, source="legal", origin=origin, gold=gold)
 
 
 # --- caselaw -------------------------------------------------------------------------------
@@ -166,23 +224,24 @@ async def _court_picks(client: CourtListenerClient, court: str,
     return picks
 
 
-def _case_row(stamp: Stamp, case: Case, query: CaptionQuery, syntax: str) -> dict[str, Any]:
+def _case_row(stamp: Stamp, case: Case, query: CaptionQuery, syntax: str) -> LegalRow:
     text, applied = query.with_syntax(syntax, case.date_filed)
-    ids: dict[str, Any] = {"cluster": str(case.cluster_id)}
+    ids: CaseIds = {"cluster": str(case.cluster_id)}
     if case.docket:
         ids["docket"] = case.docket
     if case.citations:
         ids["cites"] = list(case.citations)
-    gold = {"case_key": str(case.cluster_id), "ids": ids,
-            "party_tokens": party_tokens(case.case_name), "court": case.court_id,
-            "date_filed": case.date_filed.isoformat(), "case_name": case.case_name}
-    provenance = {"case_name": case.case_name, "court": case.court_id, "url": case.url,
-                  "date_filed": case.date_filed.isoformat()}
+    gold: CaseGold = {"case_key": str(case.cluster_id), "ids": ids,
+                      "party_tokens": party_tokens(case.case_name), "court": case.court_id,
+                      "date_filed": case.date_filed.isoformat(), "case_name": case.case_name}
+    provenance: CaseProvenance = {
+        "producer": PRODUCER, "case_name": case.case_name, "court": case.court_id,
+        "url": case.url, "date_filed": case.date_filed.isoformat()}
     return _row(stamp, text, suite="caselaw", syntax=applied, provenance=provenance, gold=gold)
 
 
 async def caselaw_rows(client: CourtListenerClient, options: Options,
-                       tally: Tally) -> list[dict[str, Any]]:
+                       tally: Tally) -> list[LegalRow]:
     windows = month_windows(options.now, options.months_back)
     tally.stage("legal caselaw: courts", len(options.courts))
     per_court = await asyncio.gather(*(_court_picks(client, court, windows, options, tally)
@@ -261,19 +320,20 @@ async def _title_picks(ecfr: EcfrClient, project: _Projector, title: int,
 
 
 def _code_row(stamp: Stamp, section: Section, query: str, syntax: str,
-              model: str) -> dict[str, Any]:
+              model: str) -> LegalRow:
     ref = section.ref
     key = f"{ref.title}:{ref.identifier}"
-    gold = {"case_key": key, "ids": {"cfr": key}, "citation": ref.citation,
-            "heading": section.heading}
-    provenance = {"citation": ref.citation, "heading": section.heading, "url": ref.url,
-                  "llm_model": model, "prompt_version": code_query.PROMPT_VERSION}
+    gold: CodeGold = {"case_key": key, "ids": {"cfr": key}, "citation": ref.citation,
+                      "heading": section.heading}
+    provenance: CodeProvenance = {
+        "producer": PRODUCER, "citation": ref.citation, "heading": section.heading,
+        "url": ref.url, "llm_model": model, "prompt_version": code_query.PROMPT_VERSION}
     return _row(stamp, code_query.with_syntax(query, syntax), suite="code", syntax=syntax,
                 provenance=provenance, gold=gold)
 
 
 async def code_rows(ecfr: EcfrClient, llm: AsyncChatClient, options: Options,
-                    tally: Tally) -> list[dict[str, Any]]:
+                    tally: Tally) -> list[LegalRow]:
     try:
         dates = await ecfr.issue_dates()
     except SourceError as exc:
@@ -291,11 +351,11 @@ async def code_rows(ecfr: EcfrClient, llm: AsyncChatClient, options: Options,
 
 async def generate(options: Options, *, courtlistener: CourtListenerClient | None = None,
                    ecfr: EcfrClient | None = None, llm: AsyncChatClient | None = None,
-                   tally: Tally | None = None) -> list[dict[str, Any]]:
+                   tally: Tally | None = None) -> list[LegalRow]:
     """Gold rows for ``options.suites``: caselaw needs ``courtlistener``, code needs
     ``ecfr`` and ``llm``. Rows are deduplicated by ``query_id``, first kept."""
     tally = tally or Tally()
-    rows: list[dict[str, Any]] = []
+    rows: list[LegalRow] = []
     try:
         if "caselaw" in options.suites:
             if courtlistener is None:

@@ -34,10 +34,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from types import ModuleType
-from typing import Any
 
 from needle_lib.benches.known_item import Match
 from needle_lib.errors import GoldError
+from needle_lib.jsonio import JSON, JSONObject
 
 #: Without eyecite: reporters whose citations identify a case (lowercase alphanumerics).
 REPORTERS = frozenset({
@@ -177,14 +177,16 @@ def extract_ids(*, text: str, url: str) -> FoundIds:
     )
 
 
-def _strings(ids: dict[str, Any], key: str) -> tuple[str, ...]:
+def _strings(ids: JSONObject, key: str) -> tuple[str, ...]:
     value = ids.get(key)
     if value in (None, ""):
         return ()
-    if isinstance(value, str | int):
+    if isinstance(value, str | int) and not isinstance(value, bool):
         return (str(value),)
-    if isinstance(value, list) and all(isinstance(v, str | int) for v in value):
-        return tuple(str(v) for v in value if str(v).strip())
+    if isinstance(value, list):
+        items = [v for v in value if isinstance(v, str | int) and not isinstance(v, bool)]
+        if len(items) == len(value):
+            return tuple(str(v) for v in items if str(v).strip())
     raise GoldError(f"gold {key!r} must be a string or a list of strings")
 
 
@@ -204,7 +206,9 @@ class LegalGold:
     dockets: frozenset[str] = field(default=frozenset(), compare=False)
 
     @classmethod
-    def from_row(cls, gold: Any) -> LegalGold:
+    def from_row(cls, gold: JSON) -> LegalGold:
+        """A row's ``gold`` (``generate.CaseGold``/``CodeGold``, or NEEDLE's), checked: the
+        file may come from anywhere."""
         if not isinstance(gold, dict):
             raise GoldError("'gold' must be an object with 'ids'")
         ids = gold.get("ids")
@@ -216,8 +220,10 @@ class LegalGold:
         cites = _strings(ids, "cites")
         if not (cluster or docket or cites or cfr):
             raise GoldError("gold 'ids' has none of cluster, docket, cites, cfr")
-        tokens = gold.get("party_tokens") or []
-        if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+        raw_tokens = gold.get("party_tokens") or []
+        tokens = [t for t in raw_tokens if isinstance(t, str)] \
+            if isinstance(raw_tokens, list) else []
+        if not isinstance(raw_tokens, list) or len(tokens) < len(raw_tokens):
             raise GoldError("gold 'party_tokens' must be a list of strings")
         label = str(gold.get("case_name") or gold.get("citation") or "")
         return cls(

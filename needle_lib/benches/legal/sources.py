@@ -32,6 +32,7 @@ import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
 from needle_lib.errors import NeedleError
+from needle_lib.jsonio import JSON
 from needle_lib.net.sources import SourceClient, SourceError
 from needle_lib.redact import register_secret
 from needle_lib.tomlconf import ConfigError
@@ -81,29 +82,41 @@ class Case:
         return COURTLISTENER_PUBLIC + self.absolute_url if self.absolute_url else ""
 
 
-def parse_case(record: Any) -> Case | None:
-    """A search result as a ``Case``; None when it cannot be gold: no name, date, cluster or
-    court, or neither a docket number nor a citation to find it by."""
+def _field_text(value: JSON) -> str | None:
+    """A record's text field, spaces collapsed; ``""`` if absent, None if not text (a
+    number counts: ids come as either)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    return " ".join(str(value).split())
+
+
+def parse_case(record: JSON) -> Case | None:
+    """A search result as a ``Case``; None when it cannot be gold: not an object, no name,
+    date, cluster or court, a field of the wrong type, or neither a docket number nor a
+    citation to find it by."""
     if not isinstance(record, dict):
         return None
-    name = " ".join(str(record.get("caseName") or "").split())
-    court = str(record.get("court_id") or "").strip()
-    cluster = record.get("cluster_id")
-    try:
-        filed = date.fromisoformat(str(record.get("dateFiled") or "")[:10])
-        cluster_id = int(str(cluster))
-    except (TypeError, ValueError):
+    fields = {key: _field_text(record.get(key)) for key in (
+        "caseName", "court_id", "cluster_id", "dateFiled", "docketNumber", "absolute_url")}
+    raw_cites = record.get("citation")
+    cites = [_field_text(c) for c in raw_cites] if isinstance(raw_cites, list) else []
+    texts = {key: value for key, value in fields.items() if value is not None}
+    if len(texts) < len(fields) or None in cites:
         return None
+    try:
+        filed = date.fromisoformat(texts["dateFiled"][:10])
+        cluster_id = int(texts["cluster_id"])
+    except ValueError:
+        return None
+    name, court, docket = texts["caseName"], texts["court_id"], texts["docketNumber"]
     if not name or not court or cluster_id <= 0:
         return None
-    docket = " ".join(str(record.get("docketNumber") or "").split())
-    raw_cites = record.get("citation") or []
-    citations = tuple(" ".join(str(c).split()) for c in raw_cites if str(c).strip()) \
-        if isinstance(raw_cites, list) else ()
+    citations = tuple(c for c in cites if c)
     if not docket and not citations:
         return None
-    return Case(cluster_id, court, name, filed, docket, citations,
-                str(record.get("absolute_url") or ""))
+    return Case(cluster_id, court, name, filed, docket, citations, texts["absolute_url"])
 
 
 class CourtListenerClient(SourceClient):
@@ -190,23 +203,24 @@ class Section:
         return self.ref.label
 
 
-def walk_sections(node: Any, title: int, part: str = "") -> list[SectionRef]:
+def walk_sections(node: JSON, title: int, part: str = "") -> list[SectionRef]:
     """Every section below ``node`` in document order, skipping reserved nodes (and all they
     contain), sections outside a part, unlabelled ones, and identifiers that are not
     ``<part>.<n>`` (appendices, ranges)."""
     if not isinstance(node, dict) or node.get("reserved"):
         return []
     kind = node.get("type")
-    identifier = str(node.get("identifier") or "")
+    identifier = _field_text(node.get("identifier")) or ""
     if kind == "part":
         part = identifier
     if kind == "section":
-        label = " ".join(str(node.get("label_description") or "").split())
+        label = _field_text(node.get("label_description"))
         if part and label and SECTION_ID.match(identifier):
             return [SectionRef(title, part, identifier, label)]
         return []
+    children = node.get("children")
     found: list[SectionRef] = []
-    for child in node.get("children") or []:
+    for child in children if isinstance(children, list) else []:
         found.extend(walk_sections(child, title, part))
     return found
 

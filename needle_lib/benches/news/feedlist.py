@@ -49,15 +49,15 @@ def load_feeds(path: Path = DEFAULT_FEEDS) -> list[Feed]:
     seen: set[str] = set()
     for number, entry in enumerate(sources, start=1):
         section = f"source #{number}"
-        check_section(entry, _SCHEMA, path=path, section=section)
+        table = check_section(entry, _SCHEMA, path=path, section=section)
         for key, allowed in (("source_kind", RSS_KINDS), ("topical_domain", TOPICAL_DOMAINS)):
-            if entry[key] not in allowed:
-                raise ConfigError(f"{path}: [{section}] {key} {entry[key]!r} is not one of "
+            if table[key] not in allowed:
+                raise ConfigError(f"{path}: [{section}] {key} {table[key]!r} is not one of "
                                   f"{', '.join(allowed)}")
-        if not entry["url"].startswith(("http://", "https://")):
-            raise ConfigError(f"{path}: [{section}] url {entry['url']!r} is not an http(s) URL")
-        if entry["url"] in seen:
-            raise ConfigError(f"{path}: [{section}] url {entry['url']!r} is listed twice")
-        seen.add(entry["url"])
-        feeds.append(Feed(entry["url"], entry["source_kind"], entry["topical_domain"]))
+        if not table["url"].startswith(("http://", "https://")):
+            raise ConfigError(f"{path}: [{section}] url {table['url']!r} is not an http(s) URL")
+        if table["url"] in seen:
+            raise ConfigError(f"{path}: [{section}] url {table['url']!r} is listed twice")
+        seen.add(table["url"])
+        feeds.append(Feed(table["url"], table["source_kind"], table["topical_domain"]))
     return feeds

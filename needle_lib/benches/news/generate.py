@@ -12,9 +12,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO, TypeAlias, TypedDict, TypeVar
 
-from needle_lib.benches.generation import query_row
+from needle_lib.benches.generation import QueryRow, query_row
 from needle_lib.benches.news.feedlist import Feed
 from needle_lib.benches.news.parse import FeedParseError, Trend
 from needle_lib.benches.news.project import (
@@ -113,7 +113,46 @@ async def _fetch(what: str, fetch: Callable[[], Awaitable[list[T]]], stats: News
         return []
 
 
-def rss_row(candidate: Candidate, text: str, hour: datetime) -> dict[str, Any]:
+class RssProvenance(TypedDict):
+    producer: str
+    source_kind: str
+    parent_site: str
+    url: str
+    title: str
+    lastmod_or_pub_at: str
+    fresh: bool
+
+
+class NewsLink(TypedDict):
+    title: str
+    url: str
+    source: str
+
+
+class TrendProvenance(TypedDict):
+    producer: str
+    topic: str
+    approx_traffic: str
+    pub_date: str
+    geos: list[str]
+    geo_count: int
+    news_items: list[NewsLink]
+
+
+class NewsOrigin(TypedDict):
+    """A news row's ``query_origin`` in NEEDLE's fresh-queries format."""
+
+    bucket: str
+    topical_domain: str
+    subcategory: str
+    provenance: RssProvenance | TrendProvenance
+
+
+#: A row ``needle news generate`` writes (judged: no gold).
+NewsRow: TypeAlias = QueryRow[NewsOrigin]
+
+
+def rss_row(candidate: Candidate, text: str, hour: datetime) -> NewsRow:
     item = candidate.item
     domain = item.feed.topical_domain
     return _row(text, hour, domain, {
@@ -132,7 +171,7 @@ def rss_row(candidate: Candidate, text: str, hour: datetime) -> dict[str, Any]:
     })
 
 
-def trend_row(trend: Trend, text: str, hour: datetime) -> dict[str, Any]:
+def trend_row(trend: Trend, text: str, hour: datetime) -> NewsRow:
     return _row(text, hour, "other", {
         "bucket": "trending",
         "topical_domain": "other",
@@ -150,14 +189,14 @@ def trend_row(trend: Trend, text: str, hour: datetime) -> dict[str, Any]:
     })
 
 
-def _row(text: str, hour: datetime, domain: str, origin: dict[str, Any]) -> dict[str, Any]:
+def _row(text: str, hour: datetime, domain: str, origin: NewsOrigin) -> NewsRow:
     return query_row(text, hour, source=QUERY_SOURCE, origin=origin,
                      extra={"topical_domain": domain})
 
 
-def _dedupe(rows: list[dict[str, Any]], stats: NewsStats) -> list[dict[str, Any]]:
+def _dedupe(rows: list[NewsRow], stats: NewsStats) -> list[NewsRow]:
     """Drop queries that say the same as an earlier one (fuzzy, filler words ignored)."""
-    kept: list[dict[str, Any]] = []
+    kept: list[NewsRow] = []
     keys: list[str] = []
     for row in rows:
         key = query_key(row["query_text"])
@@ -191,7 +230,7 @@ async def generate_news(
     clock: Callable[[], datetime],
     options: NewsOptions = NewsOptions(),
     stream: TextIO | None = None,
-) -> tuple[list[dict[str, Any]], NewsStats]:
+) -> tuple[list[NewsRow], NewsStats]:
     """Rows of one cohort and the stats of how they were made.
 
     ``clock`` is read once every fetch is done: "now" for freshness is the moment the

@@ -20,11 +20,11 @@ import asyncio
 import json
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from needle_lib.benches.news.parse import FeedItem, Trend
 from needle_lib.llm import AsyncChatClient, LLMError
 from needle_lib.llm.formats import JsonSchema
+from needle_lib.llm.protocol import Messages
 from needle_lib.llm.structured import StructuredOutput
 
 PROJECTION_PROMPT_VERSION = "news-projection-v1"
@@ -94,7 +94,7 @@ def read_reply(text: str) -> Projection:
     return Projection(line, "query")
 
 
-def feed_messages(item: FeedItem, today: date) -> list[dict[str, Any]]:
+def feed_messages(item: FeedItem, today: date) -> list[dict[str, str]]:
     user = (f"Today: {today.isoformat()}\n"
             f"Source kind: {item.feed.source_kind}\n"
             f"Title: {item.title}\n"
@@ -108,7 +108,7 @@ def news_lines(trend: Trend) -> list[str]:
     return [f"[{n.source or 'unknown'}] {n.title}" for n in trend.news_items if n.title]
 
 
-def trend_messages(trend: Trend, today: date) -> list[dict[str, Any]]:
+def trend_messages(trend: Trend, today: date) -> list[dict[str, str]]:
     headlines = "\n".join(news_lines(trend)) or "(none)"
     user = (f"Today: {today.isoformat()}\n"
             f"Trending topic: {trend.topic}\n"
@@ -128,7 +128,7 @@ class Projector:
         self.structured = StructuredOutput()
         self._slots = asyncio.Semaphore(concurrency)
 
-    async def project(self, messages: list[dict[str, Any]]) -> Projection:
+    async def project(self, messages: Messages) -> Projection:
         async with self._slots:
             try:
                 result = await self.structured.complete(self.client, messages,

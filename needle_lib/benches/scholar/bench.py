@@ -7,16 +7,15 @@ last year's: how fresh an engine's index is).
 
 from __future__ import annotations
 
-from typing import Any
-
 from needle_lib.benches.known_item import KnownItemBench
 from needle_lib.benches.scholar.buckets import BUCKETS
 from needle_lib.benches.scholar.match import ScholarGold, match_result
 from needle_lib.benches.scholar.papers import AGE_BUCKETS, DOMAINS
+from needle_lib.jsonio import JSONObject, json_object
 
 
-def scholar_groups(row: dict[str, Any], gold: ScholarGold) -> dict[str, str]:
-    origin = row.get("query_origin") or {}
+def scholar_groups(row: JSONObject, gold: ScholarGold) -> dict[str, str]:
+    origin = json_object(row.get("query_origin")) or {}
     return {
         "bucket": str(origin.get("bucket") or ""),
         "age": gold.age_bucket,

@@ -31,9 +31,10 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
-from typing import Any, TextIO
+from typing import NotRequired, TextIO, TypeAlias, TypedDict
 
-from needle_lib.benches.generation import query_row
+from needle_lib.benches import generation
+from needle_lib.benches.generation import GoldRow
 from needle_lib.benches.scholar.bodies import BodyError
 from needle_lib.benches.scholar.buckets import (
     BUCKETS,
@@ -299,23 +300,54 @@ async def _fill_cell(cell: tuple[str, str], candidates: list[Paper],
     return kept
 
 
+class ScholarProvenance(TypedDict):
+    suite: str
+    title: str
+    url: str
+    published_date: str
+    llm_model: NotRequired[str | None]
+    prompt_version: NotRequired[str]
+
+
+class ScholarOrigin(TypedDict):
+    bucket: str
+    suite: str
+    provenance: ScholarProvenance
+
+
+class ScholarGoldRecord(TypedDict):
+    """A scholar row's ``gold`` (``match.ScholarGold.from_row`` reads it)."""
+
+    paper_key: str
+    ids: dict[str, str]  # id kind (``papers.ID_KINDS``) → id
+    published_date: str
+    age_bucket: str
+    domain: str
+
+
+#: A row ``needle scholar generate`` writes (NEEDLE's scholar row format).
+ScholarRow: TypeAlias = GoldRow[ScholarOrigin, ScholarGoldRecord]
+
+
 def gold_row(paper: Paper, bucket: str, text: str, *, options: Options,
-             model: str | None) -> dict[str, Any]:
+             model: str | None) -> ScholarRow:
     """One row in NEEDLE's scholar shape (objects, not JSON strings; both load)."""
     published = paper.published.date().isoformat()
-    provenance: dict[str, Any] = {"suite": paper.suite, "title": paper.title, "url": paper.url,
-                                  "published_date": published}
+    provenance: ScholarProvenance = {"suite": paper.suite, "title": paper.title,
+                                     "url": paper.url, "published_date": published}
     if bucket in LLM_BUCKETS:
-        provenance.update(llm_model=model, prompt_version=PROMPT_VERSION)
-    origin = {"bucket": bucket, "suite": paper.suite, "provenance": provenance}
-    gold = {"paper_key": paper.key, "ids": paper.ids, "published_date": published,
-            "age_bucket": age_bucket(paper.published, options.now), "domain": paper.domain}
-    return query_row(text, options.now, source=SOURCE, origin=origin,
-                     produced_at=options.now.isoformat(), gold=gold)
+        provenance["llm_model"] = model
+        provenance["prompt_version"] = PROMPT_VERSION
+    origin: ScholarOrigin = {"bucket": bucket, "suite": paper.suite, "provenance": provenance}
+    gold: ScholarGoldRecord = {
+        "paper_key": paper.key, "ids": paper.ids, "published_date": published,
+        "age_bucket": age_bucket(paper.published, options.now), "domain": paper.domain}
+    return generation.gold_row(text, options.now, source=SOURCE, origin=origin, gold=gold,
+                               produced_at=options.now.isoformat())
 
 
 async def generate(options: Options, sources: Sources, llm: AsyncChatClient | None, *,
-                   stream: TextIO | None = None) -> tuple[list[dict[str, Any]], Tally]:
+                   stream: TextIO | None = None) -> tuple[list[ScholarRow], Tally]:
     """Gold rows for ``options`` from ``sources`` (and ``llm`` for body/clue/tot)."""
     if options.llm_buckets and llm is None:
         raise ValueError(f"buckets {', '.join(options.llm_buckets)} need the generation LLM")
@@ -336,7 +368,7 @@ async def generate(options: Options, sources: Sources, llm: AsyncChatClient | No
                                   for c in cells))
     progress.close()
     model = llm.config.name if llm is not None else None
-    rows: list[dict[str, Any]] = []
+    rows: list[ScholarRow] = []
     seen: set[str] = set()
     for cell_papers in kept:
         for paper, queries in cell_papers:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import unquote
 
 from needle_lib.benches.known_item import Match
@@ -34,6 +33,7 @@ from needle_lib.benches.scholar.papers import (
     normalize_pmcid,
 )
 from needle_lib.errors import GoldError
+from needle_lib.jsonio import JSON
 
 _NOT_AN_ID_DIGIT = r"(?![\d])"
 _ARXIV_PATTERNS = (
@@ -75,7 +75,9 @@ class ScholarGold:
     published_date: str = ""
 
     @classmethod
-    def from_row(cls, gold: Any) -> ScholarGold:
+    def from_row(cls, gold: JSON) -> ScholarGold:
+        """A row's ``gold`` (``generate.ScholarGoldRecord``, or NEEDLE's), checked: the
+        file may come from anywhere."""
         if not isinstance(gold, dict):
             raise GoldError("'gold' must be an object with 'ids'")
         raw_ids = gold.get("ids")
@@ -88,7 +90,7 @@ class ScholarGold:
                 raise GoldError(f"gold id kind {kind!r} is unknown; known: {', '.join(ID_KINDS)}")
             if value in (None, ""):
                 continue
-            if not isinstance(value, str | int):
+            if isinstance(value, bool) or not isinstance(value, str | int):
                 raise GoldError(f"gold id {kind} must be a string, got {value!r}")
             normal = NORMALIZERS[kind](str(value))
             if normal is None:

@@ -40,6 +40,8 @@ from needle_lib.benches.scholar.papers import (
     normalize_pmcid,
     normalize_pmid,
 )
+from needle_lib.jsonio import JSONObject
+from needle_lib.net.payload import Body, member
 from needle_lib.net.retry import RetryPolicy
 from needle_lib.net.sources import CONTACT_ENV, SourceClient, SourceError
 
@@ -121,31 +123,41 @@ def _markup_free(text: str | None) -> str:
     return _flat(html.unescape(_TAG.sub(" ", text or "")))
 
 
-def _epmc_authors(record: Mapping[str, Any]) -> tuple[str, ...]:
-    listed = (record.get("authorList") or {}).get("author") or []
-    names = [_flat(a.get("fullName") or f"{a.get('firstName', '')} {a.get('lastName', '')}")
-             for a in listed if isinstance(a, dict)]
+def _epmc_authors(record: JSONObject, body: Body) -> tuple[str, ...]:
+    listed = body.list(member(record, "authorList", "author"), "authorList.author",
+                       optional=True)
+    names = []
+    for author in (a for a in listed if isinstance(a, dict)):
+        full = body.text(member(author, "fullName"), "authorList.author[].fullName")
+        names.append(_flat(full or " ".join(
+            body.text(member(author, part), f"authorList.author[].{part}")
+            for part in ("firstName", "lastName"))))
     if not names:
-        names = [_flat(n) for n in str(record.get("authorString") or "").rstrip(".").split(",")]
+        listed_names = body.text(record.get("authorString"), "authorString")
+        names = [_flat(n) for n in listed_names.rstrip(".").split(",")]
     return tuple(n for n in names if n)
 
 
-def parse_europepmc_record(record: Mapping[str, Any]) -> Paper | None:
+def parse_europepmc_record(record: JSONObject, body: Body) -> Paper | None:
     """One ``resultList.result`` entry (``resultType=core``) as a paper; None without a
-    title, abstract, first publication date or PMCID (no PMCID, no full text to read)."""
-    title = _markup_free(record.get("title"))
-    abstract = _markup_free(record.get("abstractText"))
-    published = _moment(record.get("firstPublicationDate"))
-    pmcid = normalize_pmcid(record.get("pmcid") or "")
+    title, abstract, first publication date or PMCID (no PMCID, no full text to read).
+    A field of the wrong type is a ``SourceError`` naming it (``body``)."""
+    def text(field: str) -> str:
+        return body.text(record.get(field), f"resultList.result[].{field}")
+
+    title = _markup_free(text("title"))
+    abstract = _markup_free(text("abstractText"))
+    published = _moment(text("firstPublicationDate"))
+    pmcid = normalize_pmcid(text("pmcid"))
     if not (title and abstract and published and pmcid):
         return None
-    raw_pmid, raw_doi = record.get("pmid"), record.get("doi")
+    raw_pmid, raw_doi = text("pmid"), text("doi")
     return Paper(
         suite="europepmc", title=title, abstract=abstract, published=published,
         url=f"https://europepmc.org/article/PMC/PMC{pmcid}", domain=HEALTH_DOMAIN,
         doi=normalize_doi(raw_doi) if raw_doi else None,
         pmid=normalize_pmid(raw_pmid) if raw_pmid else None, pmcid=pmcid,
-        authors=_epmc_authors(record))
+        authors=_epmc_authors(record, body))
 
 
 def _day(d: date, time: str) -> str:
@@ -193,11 +205,10 @@ class EuropePmc(_ScholarSource):
         params = {"query": f"{EUROPEPMC_FILTER} AND FIRST_PDATE:[{first} TO {last}]",
                   "format": "json", "resultType": "core", "pageSize": page_size}
         payload = await self.get_json("/search", params=params)
-        results = ((payload or {}).get("resultList") or {}).get("result") \
-            if isinstance(payload, dict) else None
-        if not isinstance(results, list):
-            raise SourceError(self.source, self.url("/search"), "no resultList.result list")
-        return [p for r in results if isinstance(r, dict) and (p := parse_europepmc_record(r))]
+        body = Body(self.source, self.url("/search"))
+        results = body.list(member(payload, "resultList", "result"), "resultList.result")
+        return [p for r in results
+                if isinstance(r, dict) and (p := parse_europepmc_record(r, body))]
 
     async def body(self, pmcid: str) -> str:
         return jats_body_text(await self.get_text(f"/PMC{pmcid}/fullTextXML"))
@@ -226,16 +237,15 @@ class NcbiIdConverter(_ScholarSource):
                       "tool": "needle-evals"}
             if self._contact:
                 params["email"] = self._contact
-            payload = await self.get_json("/tools/idconv/api/v1/articles/", params=params)
-            records = payload.get("records") if isinstance(payload, dict) else None
-            if not isinstance(records, list):
-                raise SourceError(self.source, self.url("/tools/idconv/api/v1/articles/"),
-                                  "no 'records' list in the converter's answer")
-            for record in records:
-                pmcid = normalize_pmcid(str(record.get("pmcid") or ""))
-                if pmcid and record.get("status") != "error":
-                    pmid = record.get("pmid")
-                    self._cache[pmcid] = normalize_pmid(pmid) if pmid not in (None, "") else None
+            path = "/tools/idconv/api/v1/articles/"
+            payload = await self.get_json(path, params=params)
+            body = Body(self.source, self.url(path))
+            for record in body.list(member(payload, "records"), "records"):
+                entry = body.object(record, "records[]")
+                pmcid = normalize_pmcid(body.text(entry.get("pmcid"), "records[].pmcid"))
+                if pmcid and entry.get("status") != "error":
+                    pmid = body.text(entry.get("pmid"), "records[].pmid")
+                    self._cache[pmcid] = normalize_pmid(pmid) if pmid else None
             for pmcid in batch:
                 self._cache.setdefault(pmcid, None)
         return {p: self._cache[p] for p in wanted}
