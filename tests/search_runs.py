@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.benches.runfiles import finish_run
+from needle_lib.contract.schema import MODES_BEFORE_RECORDED
 
 LABELS = {0: "FailsM", 1: "SM", 2: "MM", 3: "HM", 4: "FullyM"}
 START = datetime(2026, 7, 1, 0, 17, tzinfo=UTC)
@@ -16,6 +17,7 @@ START = datetime(2026, 7, 1, 0, 17, tzinfo=UTC)
 
 def header(bench: str, kind: str, engines: list[str], queries: int, started: datetime,
            num_results: int = 5) -> dict[str, Any]:
+    modes = {e: MODES_BEFORE_RECORDED[e] for e in engines if e in MODES_BEFORE_RECORDED}
     return {"bench": bench, "kind": kind,
             "queries": {"path": f"{bench}.jsonl", "sha256": "0" * 64, "count": queries},
             "engines": engines, "num_results": num_results, "snippet_chars": 2000,
@@ -24,6 +26,8 @@ def header(bench: str, kind: str, engines: list[str], queries: int, started: dat
             "sampling": {"sample": None, "seed": 0, "limit": None},
             "package": {"name": "needle-evals", "version": "0.1.0", "git_revision": "x"},
             "expected_cases": queries * len(engines),
+            # as a run records them: the default mode of each env-tuned engine
+            **({"engine_modes": modes} if modes else {}),
             "started_at": started.isoformat(timespec="seconds")}
 
 

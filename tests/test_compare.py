@@ -11,6 +11,7 @@ import pytest
 from evalrun import record_runs
 from search_runs import START, header, known_case, write_report
 
+from needle_lib.benches.runfiles import finish_run
 from needle_lib.cli import main
 from needle_lib.dashboard.paired import ComparisonError, compare_runs
 from needle_lib.dashboard.runs import load_run
@@ -253,3 +254,28 @@ def test_search_reports_of_other_benches_or_kinds_are_refused(search_reports, du
     assert code == 2 and "benches differ" in err and "legal" in err
     code, _, err = compare(capsys, search_reports[0], dumps["http_server__reference"])
     assert code == 2 and "one is a recall dump, the other a search report" in err
+
+
+def test_search_reports_of_one_engine_in_two_modes_compare_with_a_warning(tmp_path, capsys):
+    """tavily "basic" against "advanced" is a fair comparison, but the reader is told."""
+    def report(name: str, modes: dict[str, str] | None, brave_q1: int | None) -> Path:
+        head = header("finance", "known_item", ["exa", "tavily"], 1, START)
+        if modes is None:
+            del head["engine_modes"]  # a report of a Needle before modes were recorded
+        else:
+            head["engine_modes"] = modes
+        cases = [known_case("q1", "acme ceo", "exa", 1),
+                 known_case("q1", "acme ceo", "tavily", brave_q1)]
+        path = tmp_path / name
+        finish_run(path, head, cases)
+        return path
+    old = report("old.json", None, None)  # written before modes were recorded: basic
+    basic = report("basic.json", {"tavily": "basic"}, 1)
+    advanced = report("advanced.json", {"tavily": "advanced"}, 2)
+    code, out, err = compare(capsys, old, basic)
+    assert code == 0 and err == "" and "flipped cases: 1" in out
+    code, out, err = compare(capsys, old, advanced)
+    assert code == 0 and "flipped cases: 1" in out
+    assert err.splitlines() == [
+        "needle compare: warning: an engine ran in another mode (its cases are another "
+        "setup): engine_modes.tavily: 'basic' (old.json) vs 'advanced' (advanced.json)"]

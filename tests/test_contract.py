@@ -20,6 +20,7 @@ from needle_lib.contract.outcome import (
 )
 from needle_lib.contract.setup import (
     SetupMismatch,
+    mode_differences,
     request_knobs,
     resume_source,
     setup_differences,
@@ -106,6 +107,33 @@ def test_bookkeeping_never_blocks_and_setup_leaves_are_named():
     changed = _with(model__request__temperature=0.7, corpus__sha256="def")
     assert [(d.field, d.ours, d.theirs) for d in setup_differences(HEADER, changed)] == [
         ("corpus.sha256", "abc", "def"), ("model.request.temperature", 0.0, 0.7)]
+
+
+SEARCH = {"bench": "news", "kind": "judged", "engines": ["exa", "tavily"], "num_results": 5,
+          "engine_modes": {"tavily": "basic"}}
+
+
+def test_an_engine_mode_is_setup_for_the_engines_both_runs_asked():
+    advanced = {**SEARCH, "engine_modes": {"tavily": "advanced"}}
+    assert [(d.field, d.ours, d.theirs) for d in setup_differences(SEARCH, advanced)] == [
+        ("engine_modes.tavily", "basic", "advanced")]
+    with pytest.raises(SetupMismatch, match=r"(?m)^  engine_modes\.tavily: 'advanced' "
+                                            r"\(earlier run\) vs 'basic' \(this run\)$"):
+        resume_source([(Path("r.json"), advanced, "r")], SEARCH, ("earlier run", "this run"))
+    # the engine list is bookkeeping: an engine only one run asked brings no mode to compare
+    exa_only = {**SEARCH, "engines": ["exa"]}
+    exa_only.pop("engine_modes")
+    assert setup_differences(exa_only, advanced) == []
+    assert setup_differences({**advanced, "engines": ["tavily"]}, advanced) == []
+    # a header written before modes were recorded ran in the default
+    before = {key: value for key, value in SEARCH.items() if key != "engine_modes"}
+    assert setup_differences(before, SEARCH) == []
+    assert [d.field for d in setup_differences(before, advanced)] == ["engine_modes.tavily"]
+    # compare's question: only the modes, the rest of the setup aside
+    assert [d.describe(("a.json", "b.json")) for d in mode_differences(
+        {**SEARCH, "num_results": 3}, advanced)] == [
+        "engine_modes.tavily: 'basic' (a.json) vs 'advanced' (b.json)"]
+    assert mode_differences(HEADER, _with(notes=["x"])) == []  # recall dumps have none
 
 
 def test_compare_knobs_leave_out_the_same_bookkeeping():

@@ -161,7 +161,7 @@ def test_the_first_screen_of_a_search_report_shows_engines_judge_and_skips(
     block = first_screen(page, "needle-evaluation", tmp_path)
     assert block.get("visible") and block["bottom"] <= block["viewport"], block
     text = block["text"]
-    assert "exa, brave, tavily on 2 news queries, judged by " in text
+    assert "exa, brave, tavily (basic) on 2 news queries, judged by " in text
     assert _counts(text.splitlines()[0]) == {
         "passed": ran.get("passed", 0), "failed": ran.get("failed", 0), "errors": 0,
         "skipped": 2}

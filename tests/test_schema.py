@@ -230,3 +230,30 @@ def test_non_finite_numbers_read_as_json_wrote_them(tmp_path):
     report = tmp_path / "r.json"
     finish_run(report, header(), [{**c, "latency_s": float("inf")} for c in CASES])
     assert read_run(report)[1][0]["latency_s"] == float("inf")
+
+
+def test_a_header_written_before_engine_modes_reads_as_the_default_mode(tmp_path):
+    """Migrated on read: a run of tavily or google said no mode, and ran in the default; a
+    run of neither comes back as it was, so its file writes back to the same bytes."""
+    tavily = [{**c, "engine": "tavily" if c["engine"] == "brave" else c["engine"]}
+              for c in CASES]
+    old = header(engines=["exa", "tavily"])
+    report = tmp_path / "finance__gold-20260701-000000.json"
+    finish_run(report, old, tavily)
+    assert "engine_modes" not in json.loads(report.read_text())["header"]
+    path = journal(tmp_path / "run.partial.jsonl",
+                   [{"header": old}, *({"case": c} for c in tavily)])
+    for read in (read_search_report(report), read_search_journal(path)):
+        assert read[0] == {**old, "engine_modes": {"tavily": "basic"}}
+    recorded = header(engines=["exa", "tavily"], engine_modes={"tavily": "advanced"})
+    path = journal(path, [{"header": recorded}])
+    assert read_search_journal(path)[0] == recorded  # a recorded mode is kept
+    assert read_search_journal(journal(path, [{"header": header()}]))[0] == header()
+
+
+def test_a_malformed_engine_modes_names_the_field(tmp_path):
+    path = journal(tmp_path / "r.partial.jsonl",
+                   [{"header": header(engine_modes={"tavily": 2})}])
+    with pytest.raises(SchemaError, match=r":1: Expected `str`, got `int` - at "
+                                          r"`\$\.header\.engine_modes\[\.\.\.\]`"):
+        read_run(path)

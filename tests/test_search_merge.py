@@ -189,3 +189,20 @@ def test_a_reports_tables_are_written_in_pieces_as_the_same_text(tmp_path):
     path = write(tmp_path / "run.json", header(), CASES)
     engines = json.dumps(whole_report()["engines"], ensure_ascii=False)
     assert f'"engines": {engines},' in path.read_text(encoding="utf-8").splitlines()
+
+
+def test_parts_split_by_engine_keep_each_engines_mode(tmp_path, capsys):
+    """A part of exa alone records no mode; the merged run keeps tavily's from its part,
+    so it never reads back as the default; parts of one engine in two modes are refused."""
+    tavily = [{**c, "engine": "tavily"} for c in CASES if c["engine"] == "brave"]
+    exa = write(tmp_path / "exa.json", header(["exa"]), [c for c in CASES if c["engine"] == "exa"])
+    deep = write(tmp_path / "tavily.json",
+                 header(["tavily"], engine_modes={"tavily": "advanced"}), tavily)
+    report = merged(tmp_path, exa, deep)
+    assert report["header"]["engine_modes"] == {"tavily": "advanced"}
+    assert report["engine_modes"] == {"tavily": "advanced"}  # the header's, at the top too
+    basic = write(tmp_path / "a.json", header(["tavily"]), tavily[:2])  # before modes: basic
+    fast = write(tmp_path / "b.json", header(["tavily"], engine_modes={"tavily": "fast"}),
+                 tavily[2:])
+    assert main(["merge", str(basic), str(fast), "--out", str(tmp_path / "m.json")]) == 2
+    assert "engine_modes.tavily: 'basic' (a.json) vs 'fast' (b.json)" in capsys.readouterr().err

@@ -6,7 +6,10 @@ import pytest
 
 from needle_lib.cli import main
 from needle_lib.commands.engines import engine_rows
+from needle_lib.contract.schema import MODES_BEFORE_RECORDED
+from needle_lib.errors import UsageError
 from needle_lib.search import ENGINES, MissingAPIKey, UnknownEngine, make_engine
+from needle_lib.search.registry import EngineModeError, tuned_modes
 
 EXPECTED = {
     "keenable", "keenable-realtime", "exa", "exa-instant", "google", "bing", "brave",
@@ -84,3 +87,40 @@ def test_needle_engines_command_never_prints_key_values(
     assert set(lines) == EXPECTED | {"searxng"}
     assert lines["brave"].rstrip().endswith("set")
     assert lines["you"].rstrip().endswith("unset")
+
+
+def test_a_bad_mode_is_one_usage_error_naming_the_variable_and_the_allowed_values() -> None:
+    with pytest.raises(EngineModeError) as depth:
+        tuned_modes(["exa", "tavily"], ENGINES, {"TAVILY_DEPTH": "deep"})
+    assert str(depth.value) == ("engine tavily: TAVILY_DEPTH must be one of basic, advanced, "
+                                "fast, ultra-fast; got 'deep'")
+    assert isinstance(depth.value, UsageError)  # the plugin's exit 4, a command's exit 2
+    with pytest.raises(EngineModeError, match=r"engine google: SERPER_LOCALE must be "
+                                              r"<country>/<language>.*got 'german'"):
+        tuned_modes(["google"], ENGINES, {"SERPER_LOCALE": "german"})
+    # an engine the run does not ask is not checked
+    assert tuned_modes(["exa"], ENGINES, {"TAVILY_DEPTH": "deep"}) == {}
+
+
+def test_tuned_modes_are_the_env_tuned_engines_modes_normalised() -> None:
+    env = {"TAVILY_DEPTH": " advanced ", "SERPER_LOCALE": "DE/de"}
+    assert tuned_modes(["exa-instant", "tavily", "google", "brave"], ENGINES, env) == {
+        "tavily": "advanced", "google": "de/de"}  # exa-instant's mode is its name's
+    assert tuned_modes(["tavily", "google"], ENGINES, {}) == {"tavily": "basic",
+                                                              "google": "us/en"}
+    assert make_engine("google", env={"SERPER_API_KEY": "k", **env}).mode == "de/de"
+
+
+def test_old_headers_read_as_the_registry_defaults_of_today() -> None:
+    """``MODES_BEFORE_RECORDED`` is what old headers ran in; while the registry's defaults
+    are the same, a new default run resumes an old one. A change of default must leave the
+    migration table alone (old runs did run in the old default) and change this test."""
+    defaults = {name: spec.mode for name, spec in ENGINES.items() if spec.mode_env}
+    assert defaults == MODES_BEFORE_RECORDED
+
+
+def test_needle_engines_marks_a_bad_mode() -> None:
+    rows = {row[0]: row for row in engine_rows({"TAVILY_DEPTH": "deep",
+                                                "SERPER_LOCALE": "BR/pt-BR"})}
+    assert rows["tavily"][1] == "deep (invalid)"
+    assert rows["google"][1] == "br/pt-br"

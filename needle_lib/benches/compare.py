@@ -17,6 +17,7 @@ from needle_lib.benches.runfiles import read_run
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import SearchCaseRecord
 from needle_lib.contract.schema import SearchRun
+from needle_lib.contract.setup import mode_differences
 from needle_lib.dashboard.paired import ComparisonError
 from needle_lib.metrics.flips import Flip, Verdict, find_flips
 from needle_lib.report.html import decided_case_score
@@ -79,6 +80,8 @@ def compare_search_runs(a: Path, run_a: SearchRun, b: Path, run_b: SearchRun
         warnings.append(f"query files differ ({a.name}: {head_a['queries'].get('path')}, "
                         f"{b.name}: {head_b['queries'].get('path')}); only queries in "
                         "both are compared")
+    warnings += [f"an engine ran in another mode (its cases are another setup): "
+                 f"{diff.describe((a.name, b.name))}" for diff in mode_differences(head_a, head_b)]
     decided = (_decided(cast(list[SearchCaseRecord], cases_a)),
                _decided(cast(list[SearchCaseRecord], cases_b)))
     shared = decided[0].keys() & decided[1].keys()

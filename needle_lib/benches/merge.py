@@ -19,7 +19,11 @@ from typing import Any, cast
 from needle_lib.benches.runfiles import assemble_report, read_run
 from needle_lib.contract.records import SearchCaseRecord
 from needle_lib.contract.report import report_fields
-from needle_lib.contract.schema import SEARCH_RUN_SCHEMA_VERSION, validate_search_run
+from needle_lib.contract.schema import (
+    SEARCH_RUN_SCHEMA_VERSION,
+    engine_modes_of,
+    validate_search_run,
+)
 from needle_lib.kernel.merge import Merged, MergeError, Part, merge
 from needle_lib.tomlconf import ConfigError
 
@@ -70,6 +74,9 @@ class SearchMerge:
         count = headers[0]["queries"]["count"]
         header = {**headers[0], "engines": engines, "expected_cases": count * len(engines)}
         header.pop("shard", None)  # the merged report is the whole run, not one part
+        modes = {e: m for h in headers for e, m in engine_modes_of(h).items()}  # by engine
+        if modes:
+            header["engine_modes"] = modes
         starts = [h["started_at"] for h in headers if h.get("started_at")]
         if starts:  # the run started when its first part did (`needle publish` keys runs on it)
             header["started_at"] = min(starts)

@@ -21,6 +21,7 @@ from needle_lib.benches.known_item import Match
 from needle_lib.benches.queries import Query, file_sha256, load_queries, sample_queries
 from needle_lib.benches.registry import bench_named, select_queries
 from needle_lib.contract.records import SearchResultRecord
+from needle_lib.contract.schema import SamplingRecord, SearchHeaderRecord
 from needle_lib.judge.answer import AnswerJudge
 from needle_lib.judge.config import judge_model_config
 from needle_lib.judge.identity import judge_setup
@@ -33,7 +34,13 @@ from needle_lib.options import RunSettings
 from needle_lib.provenance import package_info
 from needle_lib.search.base import HttpSearchClient
 from needle_lib.search.bounds import stored_result
-from needle_lib.search.registry import EngineSpec, known_engines, make_engine, missing_setting
+from needle_lib.search.registry import (
+    EngineSpec,
+    known_engines,
+    make_engine,
+    missing_setting,
+    tuned_modes,
+)
 from needle_lib.search.types import SearchResult
 from needle_lib.tomlconf import ConfigError
 
@@ -69,10 +76,12 @@ class SearchPlan:
     snippet_chars: int
     judge_model: str
     judge_concurrency: int
-    sampling: dict[str, Any]
+    sampling: SamplingRecord
     queries_sha256: str | None
     #: ``--judge``: the LLM backstop of known-item benches.
     answer_judge: bool = False
+    #: engine → mode, for the engines whose mode the environment tunes (checked once, here)
+    engine_modes: dict[str, str] = field(default_factory=dict)
     _selected: dict[str, list[Query]] = field(default_factory=dict)
 
     def bench_queries(self, bench: str) -> list[Query]:
@@ -97,12 +106,17 @@ class SearchPlan:
         stem = self.queries_path.stem if self.queries_path else "queries"
         return f"{bench}__{safe_file_name(stem, 80)}"
 
-    def header(self, bench: str) -> dict[str, Any]:
+    def header(self, bench: str) -> SearchHeaderRecord:
+        """The run's setup for ``bench``, as its journal and report start. Built for every
+        case (it rides on the case's record to the controller), so it only assembles what
+        the plan worked out once."""
         assert self.queries_path is not None
         count = len(self.bench_queries(bench))
         kind = bench_named(bench).kind
         judged = kind == "judged" or self.answer_judge
-        return {
+        # a literal, not ``SearchHeaderRecord(...)``: calling a TypedDict costs a keyword
+        # call per case, and mypy checks a literal's keys all the same
+        header: SearchHeaderRecord = {
             "bench": bench,
             "kind": kind,
             "queries": {
@@ -120,6 +134,9 @@ class SearchPlan:
             "package": package_info(),
             "expected_cases": count * len(self.engines),
         }
+        if self.engine_modes:
+            header["engine_modes"] = dict(self.engine_modes)
+        return header
 
 
 def _require_settings(engines: list[str], known: dict[str, EngineSpec], named: bool) -> None:
@@ -160,8 +177,10 @@ def build_search_plan(settings: RunSettings) -> SearchPlan:
         raise ConfigError(
             f"--engines: unknown engine(s) {', '.join(unknown)}; known: {', '.join(known)}"
         )
+    modes = tuned_modes(engines, known, os.environ)  # a bad mode: one usage error, now
     path = Path(settings.queries) if settings.queries else None
-    sampling = {"sample": settings.sample, "seed": settings.seed or 0, "limit": settings.limit}
+    sampling = SamplingRecord(sample=settings.sample, seed=settings.seed or 0,
+                              limit=settings.limit)
     queries = load_queries(path) if path is not None else []  # a malformed row comes first
     if (settings.engines or path is not None) and not settings.skip_missing_keys:
         _require_settings(engines, known, named=bool(settings.engines))
@@ -175,6 +194,7 @@ def build_search_plan(settings: RunSettings) -> SearchPlan:
         judge_concurrency=settings.judge_concurrency,
         answer_judge=settings.judge,
         sampling=sampling,
+        engine_modes=modes,
         # hashed once here, not per case: the header rides on every case record
         queries_sha256=file_sha256(path) if path else None,
     )

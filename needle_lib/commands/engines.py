@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 
 from needle_lib.search.check import CHECK_QUERY, CHECK_RESULTS, check_engines
-from needle_lib.search.registry import EngineSpec, known_engines
+from needle_lib.search.registry import EngineModeError, EngineSpec, engine_mode, known_engines
 from needle_lib.tomlconf import ConfigError
 
 
@@ -42,7 +42,10 @@ def engine_rows(env: Mapping[str, str], engines: Mapping[str, EngineSpec] | None
 
 
 def _mode(spec: EngineSpec, env: Mapping[str, str]) -> str:
-    return (env.get(spec.mode_env, "").strip() if spec.mode_env else "") or spec.mode or "-"
+    try:
+        return engine_mode(spec, env) or "-"
+    except EngineModeError:  # listed as given, marked: a run refuses it when it starts
+        return f"{env.get(spec.mode_env or '', '').strip()} (invalid)"
 
 
 def _status(spec: EngineSpec, env: Mapping[str, str]) -> str:

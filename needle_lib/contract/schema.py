@@ -29,6 +29,10 @@ chain of :data:`MIGRATIONS` steps (one plain ``dict -> dict`` function per versi
 and then converts it; a file of the current version pays nothing for it. Recall dumps
 have been ``schema_version`` 2 and search runs 1 since Needle first wrote them, so no step
 is registered yet; the first format change adds its step here and bumps the version.
+A field added alongside, which only some runs write, is filled in on read instead, without
+a version: a search header's ``engine_modes`` (:func:`engine_modes_of`), so a header
+written before it reads as the mode its engines ran in, and files that never needed it
+(no env-tuned engine) keep their bytes and their version.
 """
 
 from __future__ import annotations
@@ -36,10 +40,10 @@ from __future__ import annotations
 import gc
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal, cast
+from typing import Annotated, Any, Final, Literal, NotRequired, TypedDict, cast
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
@@ -51,6 +55,8 @@ from needle_lib.contract.records import (
     ShardRecord,
 )
 from needle_lib.contract.records import RecallDump as RecallDumpRecord
+from needle_lib.jsonio import JSON, JSONObject
+from needle_lib.judge.identity import JudgeSetup as JudgeBlock
 from needle_lib.names import is_plain
 from needle_lib.tomlconf import ConfigError
 
@@ -205,6 +211,96 @@ class SearchHeader(_Model, kw_only=True):
     expected_cases: Annotated[int | UnsetType, _doc("Queries × engines.")] = UNSET
     judge: Annotated[JudgeSetup | UnsetType | None, _doc(
         "The judge of a judged run (or of ``--judge``); null when nothing was judged.")] = UNSET
+    engine_modes: Annotated[dict[str, str] | UnsetType, _doc(
+        "engine → mode, for each engine whose mode the environment tunes (``TAVILY_DEPTH``, "
+        "``SERPER_LOCALE``); absent when no such engine ran (see ``MODES_BEFORE_RECORDED``)."
+    )] = UNSET
+
+
+class QueriesRecord(TypedDict):
+    """A search header's ``queries``: the query file and how many rows the bench took."""
+
+    path: str
+    sha256: str | None
+    count: int
+
+
+class SamplingRecord(TypedDict):
+    """``--sample``/``--seed``/``--limit`` as the run applied them."""
+
+    sample: int | None
+    seed: int
+    limit: int | None
+
+
+class ResumedFromRecord(TypedDict):
+    """``--resume``: the run this one continues and how many of its cases it kept."""
+
+    run: str
+    answered_cases: int
+
+
+class SearchShardRecord(TypedDict):
+    """``--shard I/N`` of a search run: its queries are split (``by``: ``query``)."""
+
+    index: int
+    count: int
+    by: str
+
+
+class SearchHeaderRecord(TypedDict):
+    """A search run's header, in its key order (the JSON on disk keeps it): what
+    ``SearchPlan.header`` builds, then what the run adds as it writes the journal
+    (``resumed_from``, ``started_at``, ``clock``, ``shard``; the report's assembly puts the
+    judges seen in ``judge``). :class:`SearchHeader` is what a reader checks of it."""
+
+    bench: str
+    kind: str
+    queries: QueriesRecord
+    engines: list[str]
+    num_results: int
+    snippet_chars: int
+    judged: bool
+    judge: JudgeBlock | None
+    sampling: SamplingRecord
+    #: ``provenance.package_info()``: name, version, git revision
+    package: dict[str, str]
+    expected_cases: int
+    #: only when an engine of the run has an env-tuned mode: runs without one keep the
+    #: bytes they always had
+    engine_modes: NotRequired[dict[str, str]]
+    resumed_from: NotRequired[ResumedFromRecord]
+    #: when the run started (ISO, UTC): a run's identity in ``needle publish``
+    started_at: NotRequired[str]
+    #: ``clock.clock_record()``: the moment the run is for and the judge's today
+    clock: NotRequired[dict[str, str | None]]
+    shard: NotRequired[SearchShardRecord]
+
+
+#: The mode each env-tuned engine ran in before headers recorded ``engine_modes``: the
+#: defaults of those versions, so an old run reads as what it was (a historical fact, kept
+#: apart from the registry's defaults, which may move on; a test checks they agree today).
+MODES_BEFORE_RECORDED: Final[dict[str, str]] = {"tavily": "basic", "google": "us/en"}
+
+
+def engine_modes_of(header: Mapping[str, object]) -> dict[str, str]:
+    """engine → mode of a search header: its ``engine_modes``, each env-tuned engine it
+    ran without one read as that engine's default then (``MODES_BEFORE_RECORDED``)."""
+    recorded = header.get("engine_modes")
+    modes = dict(recorded) if isinstance(recorded, dict) else {}
+    engines = header.get("engines")
+    for engine in engines if isinstance(engines, list) else ():
+        if engine in MODES_BEFORE_RECORDED and engine not in modes:
+            modes[engine] = MODES_BEFORE_RECORDED[engine]
+    return modes
+
+
+def _with_engine_modes(header: JSONObject) -> None:
+    """Migrate on read, in place: a header that ran an env-tuned engine without saying its
+    mode gets the mode it ran in. Every other header is left as it is (same bytes back)."""
+    modes = engine_modes_of(header)
+    if modes and header.get("engine_modes") != modes:
+        header["engine_modes"] = dict[str, JSON](modes)
 
 
 class SearchResult(_Model, kw_only=True):
@@ -390,6 +486,7 @@ def validate_search_run(path: Path, header: Any, cases: Any, *,
     except msgspec.ValidationError as exc:
         raise _fail(where, exc, data) from None
     _check_bench(where, header)
+    _with_engine_modes(header)
     return header, cases
 
 
@@ -512,6 +609,7 @@ def _read_search_journal(path: Path) -> SearchRun:
         if model is JournalHeaderLine:
             header = entry["header"]
             _check_bench(where, entry["header"])
+            _with_engine_modes(entry["header"])
         else:
             case = entry["case"]
             shared(case)

@@ -45,6 +45,7 @@ from needle_lib.report.environment import (
 )
 from needle_lib.report.evaluation import SettledCases, evaluation_html, recall_why, search_why
 from needle_lib.report.html import diff_html, search_case_score
+from needle_lib.report.search_summary import engine_label
 from needle_lib.report.untrusted import escape_id_cell
 from needle_lib.templates import macro
 
@@ -130,7 +131,8 @@ def planned_subject(config: pytest.Config) -> RunSubject:
             corpora=[suite.corpus.describe() for suite in recall.suites])
     if settings(config).has_query_set:
         plan = search_plan(config)
-        subject = replace(subject, engines=plan.engines,
+        subject = replace(subject,
+                          engines=[engine_label(e, plan.engine_modes) for e in plan.engines],
                           queries=(str(plan.queries_path), len(plan.queries),
                                    plan.queries_sha256),
                           judge=(plan.judge_model, _judge_prompts(plan)))

@@ -19,6 +19,7 @@ from needle_lib.contract.records import CorpusDescription, RecallDump
 from needle_lib.llm.config import REFERENCE_BASE_URL
 from needle_lib.provenance import fixture_sources
 from needle_lib.redact import MASK, redact_url
+from needle_lib.report.search_summary import engine_label
 from needle_lib.report.untrusted import environment_value
 from needle_lib.tomlconf import ConfigError
 
@@ -51,6 +52,7 @@ class RunSubject:
     models: Sequence[tuple[str, str, str, str]] = ()
     #: each corpus's dump block (``Corpus.describe()``)
     corpora: Sequence[CorpusDescription] = ()
+    #: each engine with its env-tuned mode, if it has one (``search_summary.engine_label``)
     engines: Sequence[str] = ()
     #: (path, rows, sha256) of the query file
     queries: tuple[str, int, str | None] | None = None
@@ -64,7 +66,9 @@ def finished_subject(dumps: Sequence[RecallDump],
                                   d["model"]["request"]["base_url"],
                                   d["model"]["request"]["source"]) for d in dumps}
     corpora = {d["corpus"]["name"]: d["corpus"] for d in dumps}
-    engines = dict.fromkeys(e for r in reports for e in r["engines"] if e != "ultimate")
+    # a report's fields repeat its header's ``engine_modes`` (``engines`` are its figures)
+    engines = dict.fromkeys(engine_label(e, r.get("engine_modes") or {})
+                            for r in reports for e in r["engines"] if e != "ultimate")
     queries = reports[0]["queries"] if reports else None
     judges = [r["judge"] for r in reports if r.get("judge")]
     return RunSubject(

@@ -21,8 +21,9 @@ from markupsafe import Markup
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import RecallCaseRecord, RecallDump, RecallSummary
 from needle_lib.contract.report import SearchReport
+from needle_lib.contract.schema import engine_modes_of
 from needle_lib.recall.results import run_status, summary_key
-from needle_lib.report.search_summary import engine_summary
+from needle_lib.report.search_summary import engine_label, engine_summary
 from needle_lib.report.terminal import MEANINGS, STYLES, effective_length_section, prompt_size
 from needle_lib.templates import render
 
@@ -194,7 +195,8 @@ def recall_section(pair: str, dump: RecallDump, cases: PairCases) -> Section:
 
 
 def search_section(pair: str, report: SearchReport, cases: PairCases) -> Section:
-    engines = [name for name in report.engines if name != "ultimate"]
+    modes = engine_modes_of(report.header)
+    engines = [engine_label(name, modes) for name in report.engines if name != "ultimate"]
     judge = report.header.get("judge")
     subject = ", ".join(engines) + f" on {report.num_queries} {report.benchmark} queries"
     if judge:

@@ -4,9 +4,11 @@ job summary) and for the pytest-html report, so the two never disagree."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from needle_lib.contract.report import JudgedReport, KnownItemEngine, KnownItemReport, SearchReport
+from needle_lib.contract.schema import engine_modes_of
 
 
 @dataclass(frozen=True)
@@ -14,6 +16,13 @@ class EngineSummary:
     title: str
     head: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+
+
+def engine_label(name: str, modes: Mapping[str, str]) -> str:
+    """``tavily (advanced)``: an engine as a run's listings show it, with the env-tuned mode
+    it ran in (the header's ``engine_modes``), since two modes are two setups."""
+    mode = modes.get(name)
+    return name if mode is None else f"{name} ({mode})"
 
 
 def _cell(value: float | None, digits: int = 3) -> str:
@@ -30,12 +39,14 @@ def engine_summary(report: SearchReport) -> EngineSummary:
     if isinstance(report, JudgedReport):
         title += f", {report.judged_pairs} judged pairs"
     rows = []
+    modes = engine_modes_of(report.header)
     for name, engine in report.engines.items():
         figures = ((_cell(engine.recall_at_k), _cell(engine.mrr_at_k))
                    if isinstance(engine, KnownItemEngine) else (_cell(engine.mean_ndcg),))
         lat = engine.latency
-        rows.append((name, *figures, str(engine.num_scored), str(engine.search_errors),
-                     str(engine.judge_errors), str(engine.skipped), str(engine.retries),
+        rows.append((engine_label(name, modes), *figures, str(engine.num_scored),
+                     str(engine.search_errors), str(engine.judge_errors), str(engine.skipped),
+                     str(engine.retries),
                      _cell(lat.p50 if lat else None, 2), _cell(lat.p95 if lat else None, 2)))
     return EngineSummary(title, head, tuple(rows))
 

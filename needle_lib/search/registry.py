@@ -7,6 +7,11 @@ the key, the base URL override ``NEEDLE_<ENGINE>_BASE_URL`` (so tests and proxie
 engine at loopback) and env-tuned modes (``TAVILY_DEPTH``, ``SERPER_LOCALE``). A required
 key (or, for a config engine without ``base_url``, the base URL) that is unset raises
 ``MissingAPIKey``, which callers turn into a SKIP naming the variable.
+
+An env-tuned mode changes what the engine is asked (a tavily "advanced" run is another
+setup than a "basic" one), so a run records it in its header (``tuned_modes``), and a mode
+the engine does not know is one ``EngineModeError`` when the run is configured, naming the
+variable and the allowed values, rather than an ERROR on every case of the engine.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -34,16 +39,22 @@ from needle_lib.search.parallel import ParallelClient
 from needle_lib.search.perplexity import PerplexityClient
 from needle_lib.search.prices import BUILT_IN_PRICES, Price
 from needle_lib.search.searchapi import SearchApiBingClient
-from needle_lib.search.serper import DEFAULT_LOCALE, SerperClient
-from needle_lib.search.tavily import TavilyClient
+from needle_lib.search.serper import DEFAULT_LOCALE, LOCALE_ENV, SerperClient, locale_of
+from needle_lib.search.tavily import DEFAULT_DEPTH, DEPTH_ENV, TavilyClient, depth_of
 from needle_lib.search.types import MissingAPIKey, UnknownEngine
 from needle_lib.search.you import YouClient
 from needle_lib.tomlconf import ConfigError
 
 
+class EngineModeError(ConfigError):
+    """An env-tuned engine mode the engine does not know (``TAVILY_DEPTH=deep``)."""
+
+
 @dataclass(frozen=True)
 class EngineSpec:
-    """How to build one named engine; ``mode_env`` (if set and non-empty) overrides ``mode``."""
+    """How to build one named engine; ``mode_env`` (if set and non-empty) overrides ``mode``,
+    checked and normalised by ``check_mode`` (ValueError naming the variable and the allowed
+    values)."""
 
     name: str
     client: Callable[..., HttpSearchClient]
@@ -52,6 +63,7 @@ class EngineSpec:
     key_optional: bool = False
     mode: str | None = None
     mode_env: str | None = None
+    check_mode: Callable[[str], str] | None = None
     #: Seconds per request: research-style engines (parallel, perplexity) think before they
     #: answer, and cutting them off at the common 30 s would report a working engine as down.
     timeout: float = 30.0
@@ -79,12 +91,13 @@ _SPECS = (
     EngineSpec("exa", ExaClient, "EXA_API_KEY", mode="auto"),
     EngineSpec("exa-instant", ExaClient, "EXA_API_KEY", mode="instant"),
     EngineSpec("google", SerperClient, "SERPER_API_KEY", mode=DEFAULT_LOCALE,
-               mode_env="SERPER_LOCALE"),
+               mode_env=LOCALE_ENV, check_mode=locale_of),
     EngineSpec("bing", SearchApiBingClient, "SEARCHAPI_API_KEY"),
     EngineSpec("brave", BraveClient, "BRAVE_API_KEY"),
     EngineSpec("parallel", ParallelClient, "PARALLEL_API_KEY", mode="basic", timeout=60.0),
     EngineSpec("parallel-turbo", ParallelClient, "PARALLEL_API_KEY", mode="turbo", timeout=60.0),
-    EngineSpec("tavily", TavilyClient, "TAVILY_API_KEY", mode="basic", mode_env="TAVILY_DEPTH"),
+    EngineSpec("tavily", TavilyClient, "TAVILY_API_KEY", mode=DEFAULT_DEPTH, mode_env=DEPTH_ENV,
+               check_mode=depth_of),
     EngineSpec("perplexity", PerplexityClient, "PERPLEXITY_API_KEY", timeout=60.0),
     EngineSpec("octen", OctenClient, "OCTEN_API_KEY"),
     EngineSpec("ceramic", CeramicClient, "CERAMIC_API_KEY"),
@@ -146,7 +159,8 @@ def make_engine(
     """Build the client for engine ``name`` from ``env`` (default: ``os.environ``).
 
     ``engines`` defaults to ``known_engines()``; ``timeout`` to the engine's own.
-    Raises ``UnknownEngine`` (lists the known names) or ``MissingAPIKey(engine, env_var)``.
+    Raises ``UnknownEngine`` (lists the known names), ``MissingAPIKey(engine, env_var)`` or
+    ``EngineModeError``.
     """
     engines = known_engines() if engines is None else engines
     spec = engines.get(name)
@@ -158,12 +172,11 @@ def make_engine(
         raise MissingAPIKey(spec.name, missing)
     api_key = (env.get(spec.key_env, "").strip() or None) if spec.key_env else None
     base_url = env.get(spec.base_url_env, "").strip() or None
-    mode = (env.get(spec.mode_env, "").strip() if spec.mode_env else "") or spec.mode
     return spec.client(
         name=spec.name,
         api_key=api_key,
         base_url=base_url,
-        mode=mode,
+        mode=engine_mode(spec, env),
         snippet_chars=snippet_chars,
         timeout=timeout or spec.timeout,
         retry=retry,
@@ -180,3 +193,31 @@ def missing_setting(spec: EngineSpec, env: Mapping[str, str]) -> str | None:
     if spec.base_url_required and not env.get(spec.base_url_env, "").strip():
         return spec.base_url_env
     return None
+
+
+def engine_mode(spec: EngineSpec, env: Mapping[str, str]) -> str | None:
+    """The mode ``spec`` runs in under ``env``: its ``mode_env`` value, checked and normalised,
+    or its default. Raises ``EngineModeError`` naming the variable and the allowed values."""
+    given = env.get(spec.mode_env, "").strip() if spec.mode_env else ""
+    if not given:
+        return spec.mode
+    if spec.check_mode is None:
+        return given
+    try:
+        return spec.check_mode(given)
+    except ValueError as exc:
+        raise EngineModeError(f"engine {spec.name}: {exc}") from None
+
+
+def tuned_modes(engines: Iterable[str], known: Mapping[str, EngineSpec],
+                env: Mapping[str, str]) -> dict[str, str]:
+    """engine → mode, for each of ``engines`` whose mode the environment can change: what a
+    run's header records (``engine_modes``). A mode fixed by the engine's name (exa-instant)
+    is said by the name already. Raises ``EngineModeError`` for the first bad mode."""
+    modes = {}
+    for name in engines:
+        spec = known[name]
+        mode = engine_mode(spec, env) if spec.mode_env else None
+        if mode is not None:
+            modes[name] = mode
+    return modes

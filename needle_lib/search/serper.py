@@ -30,8 +30,19 @@ from needle_lib.search.types import SearchResult
 
 MAX_NUM = 100
 DEFAULT_LOCALE = "us/en"
+LOCALE_ENV = "SERPER_LOCALE"
 #: ``<country>/<language>``: Google's two-letter ``gl`` and its ``hl`` codes (``en``, ``pt-br``).
 _LOCALE = re.compile(r"^([a-z]{2})/([a-z]{2,3}(?:-[a-z]{2,4})?)$")
+
+
+def locale_of(mode: str) -> str:
+    """``mode`` as a locale, lowercased (``DE/de`` and ``de/de`` are one setup); ValueError
+    naming the variable and the form otherwise."""
+    locale = mode.lower()
+    if _LOCALE.match(locale) is None:
+        raise ValueError(f"{LOCALE_ENV} must be <country>/<language> such as us/en or "
+                         f"br/pt-br; got {mode!r}")
+    return locale
 
 
 class SerperClient(HttpSearchClient):
@@ -39,12 +50,7 @@ class SerperClient(HttpSearchClient):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        locale = (self.mode or DEFAULT_LOCALE).lower()
-        match = _LOCALE.match(locale)
-        if match is None:
-            raise ValueError(f"SERPER_LOCALE must be <country>/<language> such as us/en or "
-                             f"br/pt-br; got {self.mode!r}")
-        self.country, self.language = match.groups()
+        self.country, self.language = locale_of(self.mode or DEFAULT_LOCALE).split("/")
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
         body: JSONObject = {"q": query.text_with_sites(), "num": min(num_results, MAX_NUM),

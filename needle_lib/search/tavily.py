@@ -1,4 +1,5 @@
-"""Tavily search (engine ``tavily``); depth from env ``TAVILY_DEPTH`` via the registry.
+"""Tavily search (engine ``tavily``); depth (its mode) from env ``TAVILY_DEPTH`` via the
+registry, which checks it with ``depth_of`` when a run is configured.
 
 Shape relied on: https://docs.tavily.com/documentation/api-reference/endpoint/search
 - Request: ``POST /search`` with ``Authorization: Bearer <key>``. Body: ``query``,
@@ -25,7 +26,16 @@ from needle_lib.search.operators import ParsedQuery
 from needle_lib.search.types import SearchResult
 
 DEPTHS = ("basic", "advanced", "fast", "ultra-fast")
+DEFAULT_DEPTH = "basic"
+DEPTH_ENV = "TAVILY_DEPTH"
 MAX_RESULTS = 20
+
+
+def depth_of(mode: str) -> str:
+    """``mode`` if it is a depth Tavily knows; ValueError naming the variable and the depths."""
+    if mode not in DEPTHS:
+        raise ValueError(f"{DEPTH_ENV} must be one of {', '.join(DEPTHS)}; got {mode!r}")
+    return mode
 
 
 class TavilyClient(HttpSearchClient):
@@ -33,13 +43,12 @@ class TavilyClient(HttpSearchClient):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if (self.mode or "basic") not in DEPTHS:
-            raise ValueError(f"TAVILY_DEPTH must be one of {', '.join(DEPTHS)}; got {self.mode!r}")
+        self.depth = depth_of(self.mode or DEFAULT_DEPTH)
 
     def build_request(self, query: ParsedQuery, num_results: int) -> EngineRequest:
         body: JSONObject = {
             "query": query.text,
-            "search_depth": self.mode or "basic",
+            "search_depth": self.depth,
             "max_results": min(num_results, MAX_RESULTS),
         }
         if query.sites:

@@ -10,6 +10,10 @@ verdict request (``verdict_prompts``). Exa and Brave answer 401 to any key but t
 ``NEEDLE_EXA_BASE_URL`` / ``NEEDLE_BRAVE_BASE_URL`` / ``NEEDLE_SEARXNG_BASE_URL`` and the
 judge with ``NEEDLE_JUDGE_BASE_URL``.
 
+Tavily's ``POST /search`` is served under ``/tavily`` (``tavily_env()``, kept out of
+``env()`` so tavily stays keyless in runs that expect it skipped); ``tavily_depths``
+records the ``search_depth`` of each request.
+
 Known-item tests script the answers instead: ``scripted[(engine, query)]`` is the list of
 results (``url``, ``title``, ``snippet``) that engine returns for that query, or an HTTP
 status to fail with. The answer judge says "yes" exactly when the result's snippet contains
@@ -45,7 +49,8 @@ from needle_lib.testing.loopback import LoopbackServer, Response
 from needle_lib.testing.structured import AskedFormat, asked_format, check_format, constrained
 
 POOL = 8  # distinct URLs per query shared by the engines, so pooling and overlap matter
-KEYS = {"exa": ("x-api-key", "fake-exa-key"), "brave": ("X-Subscription-Token", "fake-brave-key")}
+KEYS = {"exa": ("x-api-key", "fake-exa-key"), "brave": ("X-Subscription-Token", "fake-brave-key"),
+        "tavily": ("Authorization", "Bearer fake-tavily-key")}
 
 
 def _digest(text: str) -> int:
@@ -102,6 +107,8 @@ class FakeSearchServer(LoopbackServer):
         #: The user turn of every relevance verdict request, to check what the judge saw.
         self.verdict_prompts: list[str] = []
         self.scripted: Scripted = dict(scripted or {})  # a test may rescript its own server
+        #: the ``search_depth`` of every Tavily request, in arrival order
+        self.tavily_depths: list[str] = []
         self._lock = threading.Lock()
         super().__init__()
 
@@ -117,6 +124,21 @@ class FakeSearchServer(LoopbackServer):
             "NEEDLE_JUDGE_BASE_URL": self.url, "OPENROUTER_API_KEY": "fake-judge-key",
             "NEEDLE_JUDGE_MODEL": "fake-judge",
         }
+
+    def tavily_env(self) -> dict[str, str]:
+        """Environment that routes tavily to this server, with the key it accepts."""
+        return {"NEEDLE_TAVILY_BASE_URL": f"{self.url}/tavily",
+                "TAVILY_API_KEY": KEYS["tavily"][1].removeprefix("Bearer ")}
+
+    def _tavily(self, body: JSONObject) -> JSONObject | int:
+        depth, query, count = (body.get("search_depth"), body.get("query"),
+                               body.get("max_results", 5))
+        if not (isinstance(depth, str) and isinstance(query, str) and isinstance(count, int)):
+            return 400  # Tavily's answer to a body without them
+        with self._lock:
+            self.tavily_depths.append(depth)
+        return {"results": [{"url": u, "title": f"Tavily: {u}", "content": f"snippet about {u}"}
+                            for u in fake_urls(query, "tavily", count)]}
 
     def _exa(self, body: JSONObject) -> JSONObject | int:
         query, count = body.get("query"), body.get("numResults", 5)
@@ -219,6 +241,8 @@ class FakeSearchServer(LoopbackServer):
             what = parsed.path.removesuffix("/search").strip("/") or "searxng"
         elif parsed.path.endswith("/chat/completions"):
             what = "judge"
+        elif parsed.path == "/tavily/search":
+            what = "tavily"
         else:
             what = "exa"
         arrived = time.monotonic()
@@ -259,9 +283,11 @@ class FakeSearchServer(LoopbackServer):
         elif what == "brave":
             payload = self._brave(params)
         elif request is None:
-            payload = 400  # both the judge and Exa take a JSON object
+            payload = 400  # the judge, Exa and Tavily take a JSON object
         elif what == "judge":
             payload = self._judge(request)
+        elif what == "tavily":
+            payload = self._tavily(request)
         else:
             payload = self._exa(request)
         if isinstance(payload, int):
