@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from needle_lib.benches.runfiles import finish_run
+from needle_lib.contract.records import JudgedCaseRecord, KnownItemCaseRecord, SearchResultRecord
 from needle_lib.contract.schema import MODES_BEFORE_RECORDED
 
 LABELS = {0: "FailsM", 1: "SM", 2: "MM", 3: "HM", 4: "FullyM"}
@@ -68,6 +69,20 @@ def known_case(qid: str, query: str, engine: str, hit_rank: int | None, *,
             "results": results, "hit_rank": hit_rank, "det_rank": hit_rank, "judged": 0,
             "judge_errors": 0, "search_error": search_error, "latency_s": latency,
             "retries": 0, "outcome": outcome}
+
+
+def _declared(record_type: type) -> set[str]:
+    return set(record_type.__required_keys__ | record_type.__optional_keys__)
+
+
+def undeclared_keys(case: dict[str, Any], kind: str) -> set[str]:
+    """Keys of a case (and of its results) as written that its declared type
+    (``contract.records``) lacks: every field a bench puts on a case is declared."""
+    record_type = JudgedCaseRecord if kind == "judged" else KnownItemCaseRecord
+    missing = set(case) - _declared(record_type)
+    for result in case.get("results", []):
+        missing |= {f"results[].{key}" for key in set(result) - _declared(SearchResultRecord)}
+    return missing
 
 
 def write_report(directory: Path, head: dict[str, Any], cases: list[dict[str, Any]],

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from evalrun import case_labels, run_evals
+from search_runs import undeclared_keys
 
 from needle_lib.paths import REPO_ROOT
 from needle_lib.report.case_page import SUFFIX
@@ -134,6 +135,7 @@ def test_judge_backstop_upgrades_a_miss_and_asks_only_above_the_first_hit(
     assert hits["q-founded"] == (None, 1)       # upgraded by the judge
     assert hits["q-ni"] == (1, 1)               # a rank-1 hit: nothing asked
     assert exa["judge_upgrades"] == 1 and report["judged"] is True
+    assert all(undeclared_keys(case, "known_item") == set() for case in report["cases"])
     # judged: ceo rank 1 (above the hit at 2), founded 1, ticker 1 → 3; none for q-ni
     assert exa["judged_results"] == 3
     assert engines.requests["judge"] == 3 + 3   # + brave's three one-result misses

@@ -8,6 +8,7 @@ import math
 import pytest
 from evalrun import assert_usage_error, run_evals
 from fakeclock import PINNED_NOW
+from search_runs import undeclared_keys
 
 from needle_lib.metrics.ndcg import GAINS
 from needle_lib.testing.search_server import FakeSearchServer
@@ -67,6 +68,7 @@ def test_news_report_recomputes_and_second_run_uses_the_judge_cache(
     pinned = PINNED_NOW.isoformat()
     assert report["clock"] == {"pinned": pinned, "now": pinned, "judge_today": "2026-07-02"}
     assert {case["judge_today"] for case in report["cases"]} == {"2026-07-02"}
+    assert all(undeclared_keys(case, "judged") == set() for case in report["cases"])
     assert search_env.requests["profile"] >= 4  # one per query (per worker at most)
     (detail,) = (tmp_path / "r1" / "reports").glob("*.cases.html")  # each case's results
     html = detail.with_name(detail.name.removesuffix(".cases.html") + ".html")
@@ -147,6 +149,8 @@ def test_failing_engine_is_an_error_and_counted(pytester, tmp_path, search_env, 
     brave = _report(tmp_path)["engines"]["brave"]
     assert brave["search_errors"] == 2 and brave["num_scored"] == 0 and brave["skipped"] == 1
     assert brave["mean_ndcg"] is None  # failures are never scored as zero
+    # the failed, skipped and scored cases hold only declared fields (contract.records)
+    assert all(undeclared_keys(case, "judged") == set() for case in _report(tmp_path)["cases"])
 
 
 def test_without_queries_the_search_benchmarks_explain_how_to_run(pytester, tmp_path):

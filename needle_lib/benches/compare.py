@@ -9,9 +9,9 @@ compared on the queries they share, with a warning.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
 from needle_lib.benches.runfiles import read_run
 from needle_lib.contract.outcome import Outcome
@@ -52,7 +52,7 @@ def case_key(case: SearchCaseRecord) -> str:
     return f"{case['engine']} · {case['query_id']}"
 
 
-def _decided(cases: list[SearchCaseRecord]) -> dict[str, SearchCaseRecord]:
+def _decided(cases: Iterable[SearchCaseRecord]) -> dict[str, SearchCaseRecord]:
     return {case_key(c): c for c in cases if c.get("outcome") in (Outcome.PASSED,
                                                                    Outcome.FAILED)}
 
@@ -82,8 +82,7 @@ def compare_search_runs(a: Path, run_a: SearchRun, b: Path, run_b: SearchRun
                         "both are compared")
     warnings += [f"an engine ran in another mode (its cases are another setup): "
                  f"{diff.describe((a.name, b.name))}" for diff in mode_differences(head_a, head_b)]
-    decided = (_decided(cast(list[SearchCaseRecord], cases_a)),
-               _decided(cast(list[SearchCaseRecord], cases_b)))
+    decided = (_decided(cases_a), _decided(cases_b))
     shared = decided[0].keys() & decided[1].keys()
     if not shared:
         raise ComparisonError(f"no (query, engine) case is decided in both {a.name} and "

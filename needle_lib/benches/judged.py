@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from needle_lib.benches.tables import RowTables
 from needle_lib.contract.outcome import is_scored, is_skipped
+from needle_lib.contract.records import SearchCaseRecord, SearchResultRecord
 from needle_lib.contract.report import (
     JudgedEngine,
     JudgedQueryRow,
@@ -47,26 +49,28 @@ from needle_lib.metrics.urls import normalize_url
 ALL_ENGINES_FAILED = "all engines failed"
 
 
-def _scoreable(case: dict[str, Any]) -> bool:
+def _scoreable(case: SearchCaseRecord) -> bool:
     return case.get("search_error") is None and not case.get("judge_errors") and (
         is_scored(case.get("outcome"))
     )
 
 
-def _pool_complete(present: dict[str, dict[str, Any]]) -> bool:
+def _pool_complete(present: Mapping[str, SearchCaseRecord]) -> bool:
     """Whether every result any engine returned for the query was judged."""
     return not any(c.get("search_error") is None and c.get("judge_errors")
                    for c in present.values())
 
 
-def _all_failed(present: dict[str, dict[str, Any]]) -> bool:
+def _all_failed(present: Mapping[str, SearchCaseRecord]) -> bool:
     """Whether every engine that was asked (not skipped) failed to search."""
     asked = [c for c in present.values() if not is_skipped(c.get("outcome"))]
     return bool(asked) and all(c.get("search_error") is not None for c in asked)
 
 
-def _rated(case: dict[str, Any]) -> list[RatedResult]:
-    return [RatedResult(r["url"], r["rating"]) for r in case["results"]]
+def _rated(case: SearchCaseRecord) -> list[RatedResult]:
+    """The case's results and ratings: a scoreable case had no judge error, so each result
+    has its rating."""
+    return [RatedResult(r["url"], r["rating"]) for r in case["results"]]  # type: ignore[arg-type]
 
 
 def _penalized_ratings(results: list[RatedResult]) -> list[int]:
@@ -101,8 +105,9 @@ class JudgedFold:
         #: digests of the distinct (query, URL, title, snippet) the judge rated
         self.judged: set[bytes] = set()
 
-    def add_query(self, present: dict[str, dict[str, Any]]) -> None:
-        """One query's cases by engine (every case of the query, in run order)."""
+    def add_query(self, present: Mapping[str, SearchCaseRecord]) -> None:
+        """One query's cases by engine (every case of the query, in run order): a judged
+        report reads only the fields every search case has."""
         first = next(iter(present.values()))
         info = _QueryInfo(query_id=first["query_id"], query=first["query"])
         self.any_case = True
@@ -207,17 +212,18 @@ class _EngineCounts:
         self.retries = 0
         self.latencies: list[float] = []
 
-    def add(self, case: dict[str, Any]) -> None:
+    def add(self, case: SearchCaseRecord) -> None:
         failed = case.get("search_error") is not None
         self.search_errors += failed
         self.judge_errors += case.get("judge_errors", 0)
         self.skipped += is_skipped(case.get("outcome"))
         self.retries += case.get("retries", 0)
-        if not failed and case.get("latency_s") is not None:
-            self.latencies.append(case["latency_s"])
+        latency = case.get("latency_s")
+        if not failed and latency is not None:
+            self.latencies.append(latency)
 
 
-def _judged_digest(query: str, result: dict[str, Any]) -> bytes:
+def _judged_digest(query: str, result: SearchResultRecord) -> bytes:
     """A judged pair's identity (query, page, what the judge saw), kept as a digest: a run's
     distinct pairs are counted without holding every snippet."""
     key = json.dumps([query, normalize_url(result["url"]), result.get("title"),

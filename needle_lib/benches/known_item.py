@@ -19,10 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypedDict, TypeVar
 
 from needle_lib.benches.tables import RowTables
 from needle_lib.contract.outcome import Outcome, is_scored, is_skipped, pass_fail
+from needle_lib.contract.records import (
+    BenchCaseRecord,
+    KnownItemCaseRecord,
+    SearchResultRecord,
+    known_item_case,
+)
 from needle_lib.contract.report import (
     Cell,
     KnownItemEngine,
@@ -30,7 +36,7 @@ from needle_lib.contract.report import (
     KnownItemReport,
     Latency,
 )
-from needle_lib.jsonio import EncodedList
+from needle_lib.jsonio import JSON, EncodedList, JSONObject
 from needle_lib.metrics.latency import latency_stats
 from needle_lib.metrics.urls import normalize_url
 from needle_lib.search.types import SearchResult
@@ -78,7 +84,7 @@ class KnownItemBench(Generic[G]):
     #: Report breakdowns, in order: ``by_<group>`` for each.
     group_names: tuple[str, ...]
     #: This query's value for each of ``group_names`` ("" = not in that breakdown).
-    row_groups: Callable[[dict[str, Any], G], dict[str, str]]
+    row_groups: Callable[[JSONObject, G], dict[str, str]]
     #: The groups whose values, joined, are the sampling stratum (``--sample``); () = all.
     stratum_groups: tuple[str, ...] = ()
     #: Group values in a fixed order (e.g. a freshness ladder); others sort by name.
@@ -99,10 +105,10 @@ class KnownItemBench(Generic[G]):
         """The gold as a miss message shows it."""
         return gold.describe()
 
-    def groups(self, row: dict[str, Any], gold: G) -> dict[str, str]:
+    def groups(self, row: JSONObject, gold: G) -> dict[str, str]:
         return self.row_groups(row, gold)
 
-    def stratum(self, row: dict[str, Any], gold: G) -> str | None:
+    def stratum(self, row: JSONObject, gold: G) -> str | None:
         groups = self.groups(row, gold)
         names = self.stratum_groups or tuple(groups)
         return ":".join(groups[name] for name in names) or None
@@ -130,7 +136,32 @@ def needs_judging(det_rank: int | None, n_results: int) -> int:
     return n_results if det_rank is None else det_rank - 1
 
 
-def _scored(case: dict[str, Any]) -> bool:
+class _UltimateCase(TypedDict):
+    """``ultimate``'s case of one query, pooled from the engines' (no engine ran it): what
+    its row and its figures read."""
+
+    query_id: str
+    query: str
+    gold: JSON
+    #: null: the pooled row shows the gold once, in the engines' rows
+    gold_text: None
+    groups: dict[str, str]
+    judged: int
+    judge_errors: int
+    latency_s: None
+    retries: int
+    outcome: Outcome
+    results: list[SearchResultRecord]
+    hit_rank: int | None
+    det_rank: int | None
+    search_error: str | None
+
+
+#: A case as a known-item report's figures and rows read it.
+_FoldedCase = KnownItemCaseRecord | _UltimateCase
+
+
+def _scored(case: _FoldedCase) -> bool:
     return is_scored(case.get("outcome")) and case.get("search_error") is None
 
 
@@ -149,7 +180,7 @@ def _breakdown(scored: list[tuple[dict[str, str], bool]], group: str,
     return {k: Cell(n=len(cells[k]), recall_at_k=sum(cells[k]) / len(cells[k])) for k in keys}
 
 
-def _per_query(case: dict[str, Any], score: float | None) -> KnownItemQueryRow:
+def _per_query(case: _FoldedCase, score: float | None) -> KnownItemQueryRow:
     return KnownItemQueryRow(
         query_id=case["query_id"],
         query=case["query"],
@@ -168,25 +199,31 @@ def _per_query(case: dict[str, Any], score: float | None) -> KnownItemQueryRow:
     )
 
 
-def _ultimate_case(present: dict[str, dict[str, Any]], engines: list[str],
-                   num_results: int) -> dict[str, Any]:
+def _ultimate_case(present: Mapping[str, KnownItemCaseRecord], engines: list[str],
+                   num_results: int) -> _UltimateCase:
     """The pooled engine for one query: the first engine's hit at rank 1, then the rest, one
     page once however each engine spelled its URL."""
     pool = [present[e] for e in engines if e in present and _scored(present[e])]
     any_case = next(iter(present.values()))
-    base = {"query_id": any_case["query_id"], "query": any_case["query"],
-            "gold": any_case.get("gold"), "groups": any_case.get("groups", {}),
-            "judged": 0, "judge_errors": 0, "latency_s": None}
+
+    def pooled(outcome: Outcome, results: list[SearchResultRecord], rank: int | None,
+               search_error: str | None) -> _UltimateCase:
+        return _UltimateCase(query_id=any_case["query_id"], query=any_case["query"],
+                             gold=any_case.get("gold"), groups=any_case.get("groups", {}),
+                             judged=0, judge_errors=0, latency_s=None, retries=0,
+                             gold_text=None,
+                             outcome=outcome, results=results, hit_rank=rank, det_rank=rank,
+                             search_error=search_error)
+
     if not pool:
         skipped = all(is_skipped(c.get("outcome")) for c in present.values())
-        return {**base, "outcome": Outcome.SKIPPED if skipped else Outcome.ERROR, "results": [],
-                "hit_rank": None, "det_rank": None,
-                "search_error": None if skipped else "no engine answered this query"}
+        return pooled(Outcome.SKIPPED if skipped else Outcome.ERROR, [], None,
+                      None if skipped else "no engine answered this query")
     hitter = next((c for c in pool if c.get("hit_rank")), None)
-    results: list[dict[str, Any]] = []
+    results: list[SearchResultRecord] = []
     seen: set[str] = set()
     if hitter is not None:
-        hit = hitter["results"][hitter["hit_rank"] - 1]
+        hit = hitter["results"][hitter["hit_rank"] - 1]  # type: ignore[operator]  # a hitter's rank is set
         results.append({**hit, "engine": hitter["engine"]})
         seen.add(normalize_url(hit["url"]))
     for case in pool:
@@ -196,8 +233,7 @@ def _ultimate_case(present: dict[str, dict[str, Any]], engines: list[str],
                 seen.add(key)
                 results.append({**result, "engine": case["engine"]})
     rank = 1 if hitter is not None else None
-    return {**base, "outcome": pass_fail(bool(rank)), "results": results,
-            "hit_rank": rank, "det_rank": rank, "search_error": None}
+    return pooled(pass_fail(bool(rank)), results, rank, None)
 
 
 class _EngineSummary:
@@ -221,17 +257,18 @@ class _EngineSummary:
         #: (groups, hit) of each scored case, for the breakdowns
         self.scored_groups: list[tuple[dict[str, str], bool]] = []
 
-    def add(self, case: dict[str, Any], *, hit_elsewhere: bool) -> KnownItemQueryRow:
+    def add(self, case: _FoldedCase, *, hit_elsewhere: bool) -> KnownItemQueryRow:
         """Count ``case``; its per-query row. ``hit_elsewhere``: another engine hit the query."""
         scored = _scored(case)
-        hit = bool(case.get("hit_rank"))
+        rank = case.get("hit_rank")
+        hit = bool(rank)
         if scored:
             self.scored += 1
             self.scored_groups.append((case.get("groups", {}), hit))
-            self.judge_upgrades += case.get("hit_rank") != case.get("det_rank")
-            if hit:
+            self.judge_upgrades += rank != case.get("det_rank")
+            if rank:
                 self.hits += 1
-                self.reciprocal_ranks += 1 / case["hit_rank"]
+                self.reciprocal_ranks += 1 / rank
             else:
                 self.misses += 1
                 self.misses_system_specific += hit_elsewhere and not self.pooled
@@ -241,8 +278,9 @@ class _EngineSummary:
         self.judge_errors += case.get("judge_errors", 0)
         self.skipped += is_skipped(case.get("outcome"))
         self.retries += case.get("retries", 0)
-        if case.get("search_error") is None and case.get("latency_s") is not None:
-            self.latencies.append(case["latency_s"])
+        latency = case.get("latency_s")
+        if case.get("search_error") is None and latency is not None:
+            self.latencies.append(latency)
         return _per_query(case, (1.0 if hit else 0.0) if scored else None)
 
     def summary(self, group_names: tuple[str, ...], orders: Mapping[str, tuple[str, ...]],
@@ -284,17 +322,18 @@ class KnownItemFold:
         self.ultimate = _EngineSummary(pooled=True)
         self.num_queries = 0
 
-    def add_query(self, present: dict[str, dict[str, Any]]) -> None:
+    def add_query(self, present: Mapping[str, BenchCaseRecord]) -> None:
         """One query's cases by engine (every case of the query, in run order)."""
+        cases = {engine: known_item_case(case) for engine, case in present.items()}
         self.num_queries += 1
-        hit_by = {e for e, c in present.items() if _scored(c) and c.get("hit_rank")}
-        for engine, case in present.items():
+        hit_by = {e for e, c in cases.items() if _scored(c) and c.get("hit_rank")}
+        for engine, case in cases.items():
             if engine not in self.summaries:
                 self.engines.append(engine)
                 self.summaries[engine] = _EngineSummary(pooled=False)
             row = self.summaries[engine].add(case, hit_elsewhere=bool(hit_by - {engine}))
             self.tables.add(engine, row)
-        pooled = _ultimate_case(present, self.header["engines"], self.header["num_results"])
+        pooled = _ultimate_case(cases, self.header["engines"], self.header["num_results"])
         self.tables.add(ULTIMATE, self.ultimate.add(pooled, hit_elsewhere=False))
 
     def report(self, *, in_progress: bool) -> KnownItemReport:

@@ -21,6 +21,7 @@ from typing import Any
 from needle_lib.benches.registry import report_fold
 from needle_lib.benches.runfiles import CaseTally, SearchJournal
 from needle_lib.benches.tables import SpooledRows, SpooledTables
+from needle_lib.contract.records import BenchCaseRecord
 from needle_lib.contract.report import SearchReport, report_fields, summary_of
 from needle_lib.jsonio import write_json_by_line_atomic
 from needle_lib.judge.identity import SeenJudges
@@ -42,11 +43,11 @@ class LiveReport:
         self._judges = SeenJudges()
         #: cases of queries some engine has not answered yet, by query, then engine, each
         #: with its JSON text (as journaled)
-        self._open: dict[str, dict[str, tuple[dict[str, Any], str]]] = {}
+        self._open: dict[str, dict[str, tuple[BenchCaseRecord, str]]] = {}
         self._scored: set[str] = set()
         self._from_journal = False
 
-    def append(self, case: dict[str, Any]) -> None:
+    def append(self, case: BenchCaseRecord) -> None:
         text = json.dumps(case, ensure_ascii=False)  # once, for the journal and the report
         self.journal.append_encoded(text)
         if self._from_journal:

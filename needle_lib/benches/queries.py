@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from needle_lib.jsonio import loads_untrusted
+from needle_lib.jsonio import JSON, JSONObject, loads_untrusted
 from needle_lib.tomlconf import ConfigError
 
 
@@ -27,7 +27,9 @@ class Query:
     query_id: str
     query: str
     stratum: str | None = None
-    row: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: The query file's row as it was read (JSONL; empty for a plain line): its fields are
+    #: the file's (NEEDLE's row format, or a generator's), so it stays JSON.
+    row: JSONObject = field(default_factory=dict, compare=False)
     #: Where the row is (``path:line``), for errors about it found after loading.
     where: str = field(default="", compare=False)
 
@@ -38,11 +40,12 @@ class Query:
         return str(value) if value else None
 
     @property
-    def origin(self) -> dict[str, Any]:
-        return self.row.get("query_origin") or {}
+    def origin(self) -> JSONObject:
+        origin = self.row.get("query_origin")
+        return origin if isinstance(origin, dict) else {}
 
     @property
-    def gold(self) -> Any:
+    def gold(self) -> JSON:
         return self.row.get("gold")
 
 

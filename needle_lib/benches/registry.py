@@ -9,10 +9,10 @@ first use, so a recall run never loads them: the plugin imports this module for 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias, TypeVar
 
 from needle_lib.tomlconf import ConfigError
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from needle_lib.benches.known_item import KnownItemBench
     from needle_lib.benches.queries import Query
     from needle_lib.benches.tables import RowTables
+    from needle_lib.contract.records import BenchCaseRecord, SearchCaseRecord
     from needle_lib.contract.report import SearchReport
 
 NDCG_K = 5
@@ -94,7 +95,7 @@ def select_queries(bench: Bench, queries: list[Query]) -> list[Query]:
 class ReportFold(Protocol):
     """A bench's report, built a query at a time (``benches.judged``, ``benches.known_item``)."""
 
-    def add_query(self, present: dict[str, dict[str, Any]]) -> None: ...
+    def add_query(self, present: Mapping[str, BenchCaseRecord]) -> None: ...
 
     def report(self, *, in_progress: bool) -> SearchReport: ...
 
@@ -110,16 +111,19 @@ def report_fold(header: dict[str, Any], tables: RowTables[Any]) -> ReportFold:
     return judged.JudgedFold(header, k=NDCG_K, tables=tables)
 
 
-def by_query(cases: Iterable[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+Case = TypeVar("Case", bound="SearchCaseRecord")
+
+
+def by_query(cases: Iterable[Case]) -> dict[str, dict[str, Case]]:
     """Cases grouped by query, then engine, each in first-appearance order (a later case of
     the same query and engine replaces the earlier one, as in the run itself)."""
-    grouped: dict[str, dict[str, dict[str, Any]]] = {}
+    grouped: dict[str, dict[str, Case]] = {}
     for case in cases:
         grouped.setdefault(case["query_id"], {})[case["engine"]] = case
     return grouped
 
 
-def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
+def build_report(header: dict[str, Any], cases: Iterable[BenchCaseRecord], *,
                  in_progress: bool) -> SearchReport:
     """The run report of the bench named in ``header``, from cases in memory."""
     from needle_lib.benches.tables import MemoryTables
@@ -128,7 +132,7 @@ def build_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
     return fold_report(report_fold(header, tables), cases, in_progress=in_progress)
 
 
-def fold_report(fold: ReportFold, cases: Iterable[dict[str, Any]], *,
+def fold_report(fold: ReportFold, cases: Iterable[BenchCaseRecord], *,
                 in_progress: bool) -> SearchReport:
     """``fold``'s report once every query of ``cases`` is added."""
     for present in by_query(cases).values():

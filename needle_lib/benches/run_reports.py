@@ -50,6 +50,8 @@ class SearchReports:
         self.clock = self.clock or clock_record()
 
     def add(self, record: CaseRecord, outcome: Outcome) -> None:
+        if record["kind"] != "search":
+            raise TypeError(f"a {record['kind']} case filed with the search reports")
         pair = record["pair"]
         if pair not in self.headers:
             self.start_clock()
@@ -57,7 +59,9 @@ class SearchReports:
                                   "clock": self.clock, **self.shard}
             self.paths[pair] = self._path(pair)
             self.live[pair] = LiveReport(self.paths[pair], self.headers[pair])
-        self.live[pair].append({**record["case"], "outcome": outcome})
+        case = record["case"].copy()  # the record's own is filed again after a teardown error
+        case["outcome"] = outcome
+        self.live[pair].append(case)
 
     def _path(self, pair: str) -> Path:
         if self.report_path is None:

@@ -12,15 +12,16 @@ reports can be merged and rebuilt, never averaged.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from needle_lib.benches.registry import build_report
 from needle_lib.contract.outcome import is_scored, is_skipped
-from needle_lib.contract.records import SearchCaseRecord
+from needle_lib.contract.records import BenchCaseRecord, SearchCaseRecord
 from needle_lib.contract.report import SearchReport, report_fields
-from needle_lib.contract.schema import read_search_journal, read_search_report
+from needle_lib.contract.schema import SearchRun, read_search_journal, read_search_report
 from needle_lib.jsonio import write_json_by_line_atomic
 from needle_lib.judge.identity import with_judge_seen
 from needle_lib.kernel.journal import JOURNAL_SUFFIX, Journal, journal_path
@@ -70,13 +71,13 @@ class CaseTally:
     #: cases with a verdict (passed or failed): 0 means the run evaluated nothing
     scored: int = 0
 
-    def add(self, case: dict[str, Any]) -> None:
+    def add(self, case: SearchCaseRecord) -> None:
         self.cases += 1
         self.skipped |= is_skipped(case.get("outcome"))
         self.scored += is_scored(case.get("outcome"))
 
     @classmethod
-    def of(cls, cases: list[dict[str, Any]]) -> CaseTally:
+    def of(cls, cases: Iterable[SearchCaseRecord]) -> CaseTally:
         tally = cls()
         for case in cases:
             tally.add(case)
@@ -94,18 +95,18 @@ class CaseTally:
         report.scored_cases = self.scored
 
 
-def assemble_report(header: dict[str, Any], cases: list[dict[str, Any]], *,
+def assemble_report(header: dict[str, Any], cases: list[BenchCaseRecord], *,
                     complete_run: bool = True) -> SearchReport:
     """The report of a run (pooled metrics computed here, once) with its header and cases;
     the header's judge block names what the cases' judge calls saw (``judge.identity``)."""
     header = with_judge_seen(header, cases)
     report = build_report(header, cases, in_progress=False)
     CaseTally.of(cases).stamp(report, complete_run=complete_run)
-    report.cases = cast(list[SearchCaseRecord], cases)
+    report.cases = cases
     return report
 
 
-def finish_run(report_path: Path, header: dict[str, Any], cases: list[dict[str, Any]], *,
+def finish_run(report_path: Path, header: dict[str, Any], cases: list[BenchCaseRecord], *,
                complete_run: bool = True) -> SearchReport:
     """Build the report and write it atomically (a line per case)."""
     report = assemble_report(header, cases, complete_run=complete_run)
@@ -113,7 +114,7 @@ def finish_run(report_path: Path, header: dict[str, Any], cases: list[dict[str, 
     return report
 
 
-def read_run(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def read_run(path: Path) -> SearchRun:
     """(header, cases) of a run from its report or its journal, validated against the
     schema (``contract.schema``); later lines of the same (query, engine) win, as in the run
     itself. A file that does not validate is one ``SchemaError`` (a ``ConfigError``) naming

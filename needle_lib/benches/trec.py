@@ -42,6 +42,7 @@ import msgspec
 
 from needle_lib.benches.registry import bench_named, build_report, by_query
 from needle_lib.contract.outcome import is_skipped
+from needle_lib.contract.records import BenchCaseRecord, SearchResultRecord
 from needle_lib.contract.report import (
     JudgedQueryRow,
     JudgedReport,
@@ -213,7 +214,7 @@ class _Pool:
         self.best[key] = max(self.best.get(key, relevance), relevance)
 
 
-def _relevance(kind: str, result: dict[str, Any]) -> int | None:
+def _relevance(kind: str, result: SearchResultRecord) -> int | None:
     """The result's qrel value, or None when it was not judged (no qrel)."""
     if kind == "judged":
         rating = result.get("rating")
@@ -238,7 +239,7 @@ def _judge_info(header: dict[str, Any]) -> JudgeInfo | None:
                      prompt_version=prompt if isinstance(prompt, str) else None)
 
 
-def _why_unscored(case: dict[str, Any], row: JudgedQueryRow | KnownItemQueryRow,
+def _why_unscored(case: BenchCaseRecord, row: JudgedQueryRow | KnownItemQueryRow,
                   kind: str) -> str:
     if is_skipped(case.get("outcome")):
         return f"skipped: {case.get('skip_reason') or 'not asked'}"
@@ -303,7 +304,7 @@ def build_export(source: Path, run: SearchRun) -> TrecExport:
 
 
 def _engine_manifest(engine: str, lines: list[RunLine], repeats: int, report: SearchReport,
-                     grouped: dict[str, dict[str, dict[str, Any]]],
+                     grouped: dict[str, dict[str, BenchCaseRecord]],
                      kind: str) -> EngineManifest:
     score_key = "ndcg" if kind == "judged" else "score"
     scored, unscored = [], []

@@ -33,7 +33,7 @@ from needle_lib.contract.history import (
     UniquenessRow,
 )
 from needle_lib.contract.outcome import is_skipped
-from needle_lib.contract.records import SearchResultRecord
+from needle_lib.contract.records import BenchCaseRecord, SearchResultRecord
 from needle_lib.contract.report import (
     EngineFigures,
     JudgedEngine,
@@ -212,8 +212,7 @@ def _history_row(base: RunRow, engine: str, figures: EngineFigures, *, complete:
     return row
 
 
-# TODO(merge): SearchCaseRecord once read_run and benches.registry.by_query return it
-def _answered(cases: list[dict[str, Any]]) -> list[dict[str, dict[str, Any]]]:
+def _answered(cases: list[BenchCaseRecord]) -> list[dict[str, BenchCaseRecord]]:
     """Per query, the cases of engines whose search succeeded (skips and failures are out:
     an engine that did not answer neither shares nor misses URLs)."""
     return list(by_query(c for c in cases
@@ -221,7 +220,7 @@ def _answered(cases: list[dict[str, Any]]) -> list[dict[str, dict[str, Any]]]:
                 .values())
 
 
-def _rated_urls(answered: list[dict[str, dict[str, Any]]], kind: str):
+def _rated_urls(answered: list[dict[str, BenchCaseRecord]], kind: str):
     return [{engine: [(r["url"], r.get("rating") if kind == "judged" else None)
                       for r in case["results"]] for engine, case in present.items()}
             for present in answered]
@@ -236,10 +235,17 @@ def _relevant(kind: str, hit_rank: int | None, rank: int, result: SearchResultRe
     return hit_rank == rank
 
 
-def _relevant_urls(answered: list[dict[str, dict[str, Any]]], kind: str):
-    return [{engine: [(r["url"], _relevant(kind, case.get("hit_rank"), rank, r))
+def _relevant_urls(answered: list[dict[str, BenchCaseRecord]], kind: str):
+    return [{engine: [(r["url"], _relevant(kind, _hit_rank(case), rank, r))
                       for rank, r in enumerate(case["results"], start=1)]
              for engine, case in present.items()} for present in answered]
+
+
+def _hit_rank(case: BenchCaseRecord) -> int | None:
+    """A known-item case's hit rank (a judged case has none)."""
+    if "hit_rank" in case:  # narrows the union (``case.get`` would read an ``object``)
+        return case["hit_rank"]
+    return None
 
 
 def _scores(kind: str, report: SearchReport

@@ -36,7 +36,7 @@ from typing import (
 import msgspec
 from msgspec import Meta, Struct
 
-from needle_lib.contract.records import SearchCaseRecord, SearchResultRecord
+from needle_lib.contract.records import BenchCaseRecord, SearchResultRecord
 from needle_lib.jsonio import EncodedList
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ class _Report(Struct, kw_only=True, tag_field="kind"):
                                            "; its fields are repeated at the top level.")]
     complete: bool | None = None
     scored_cases: int | None = None
-    cases: Annotated[list[SearchCaseRecord] | EncodedList | None,
+    cases: Annotated[list[BenchCaseRecord] | EncodedList | None,
                      _doc("The run's cases, so a report can be merged or scored again "
                           "without its journal (spooled: JSON text).")] = None
 

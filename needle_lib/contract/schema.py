@@ -50,6 +50,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import (
+    BenchCaseRecord,
     Composition,
     ScoringRecord,
     ShardRecord,
@@ -459,7 +460,10 @@ def read_recall_dump(path: Path) -> RecallDumpRecord:
     return validate_recall_dump(path, data)
 
 
-SearchRun = tuple[dict[str, Any], list[dict[str, Any]]]
+#: A search run read back: its header and its cases. The cases are validated against
+#: :class:`SearchCase` (the fields every case shares); a bench's own fields (gold, ranks,
+#: the judge's profile) ride along as written, which the folds read with defaults.
+SearchRun = tuple[dict[str, Any], list[BenchCaseRecord]]
 
 
 def _check_bench(where: str, header: dict[str, Any]) -> None:
@@ -487,7 +491,7 @@ def validate_search_run(path: Path, header: Any, cases: Any, *,
         raise _fail(where, exc, data) from None
     _check_bench(where, header)
     _with_engine_modes(header)
-    return header, cases
+    return header, cast(list[BenchCaseRecord], cases)  # validated above
 
 
 def read_search_report(path: Path) -> SearchRun:
@@ -616,4 +620,4 @@ def _read_search_journal(path: Path) -> SearchRun:
             cases[(case["query_id"], case["engine"])] = case
     if header is None:
         raise SchemaError(f"{path}: journal has no header line")
-    return header, list(cases.values())
+    return header, cast(list[BenchCaseRecord], list(cases.values()))  # validated line by line

@@ -27,7 +27,7 @@ from typing import Any
 import msgspec
 
 from needle_lib.benches.registry import bench_named, build_report
-from needle_lib.contract.records import SearchResultRecord
+from needle_lib.contract.records import BenchCaseRecord, SearchResultRecord
 from needle_lib.contract.report import JudgedEngine, built_rows
 from needle_lib.contract.schema import SearchRun
 from needle_lib.errors import UsageError
@@ -102,8 +102,8 @@ class JudgeAgreement(msgspec.Struct, kw_only=True):
 @dataclass(frozen=True)
 class _Report:
     path: Path
-    header: dict[str, Any]  # TODO(merge): as read_run types the header and the cases
-    cases: list[dict[str, Any]]
+    header: dict[str, Any]  # TODO(merge): as read_run types the header
+    cases: list[BenchCaseRecord]
 
 
 def _evidence_key(query_id: str, result: SearchResultRecord) -> tuple[str, str, str, str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import NoReturn
+from typing import Literal, NoReturn
 
 import pytest
 
@@ -86,8 +86,9 @@ class Controller:
         self.search = SearchReports(
             results_dir(config), Path(run.report) if run.report else None, part=part,
             shard={"index": shard.index, "count": shard.count, "by": "query"} if shard else None)
-        #: each family's journals and results, by the record kind it files
-        self.writers: dict[str, RunWriter[RecallDump] | RunWriter[SearchReport]] = {
+        #: each family's journals, by the record kind it files (the results are read from
+        #: ``recall`` and ``search`` themselves, so any result type will do here)
+        self.writers: dict[Literal["recall", "search"], RunWriter[object]] = {
             "recall": self.recall, "search": self.search}
         self.gates = gate_settings(config)
         #: Outcome per node id, so a teardown report can re-file its case with the verdict.
@@ -154,11 +155,12 @@ class Controller:
         measured), the dump records the teardown error beside it, and the run says so, as
         junitxml reports an error at teardown beside the test's own result."""
         reason = _last_line(report.longreprtext) or "error at teardown"
-        record["case"]["teardown_error"] = reason
+        case = record["case"]
+        case["teardown_error"] = reason
         self._note(f"{report.nodeid}: error at teardown: {reason}")
         outcome = self.settled.get(report.nodeid, Outcome.ERROR)
-        if outcome == Outcome.ERROR and not record["case"].get("error"):
-            record["case"]["error"] = f"teardown: {reason}"
+        if outcome == Outcome.ERROR and not case.get("error"):
+            case["error"] = f"teardown: {reason}"
         self._add(report, record, outcome)
 
     def _nothing_ran(self) -> str:

@@ -68,11 +68,9 @@ def recall_answer(
 ) -> ChatResult:
     config = request.config
     plan = recall_plan(config)
-    scorecard.open(
-        "recall", recall_case.pair,
-        {**plan.header(recall_case), **part_fields(config, recall_case.pair)},
-        case=recall_case_record(**recall_case.case_fields()),
-    )
+    scorecard.open_recall(
+        recall_case.pair, {**plan.header(recall_case), **part_fields(config, recall_case.pair)},
+        recall_case_record(**recall_case.case_fields()))
     scorecard.set_detail("messages", plan.messages_for(recall_case))
     stored = stored_answer(config, recall_case)
     if stored is not None:

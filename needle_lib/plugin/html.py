@@ -206,16 +206,18 @@ class HtmlReport:
     def add_case(self, report: pytest.TestReport, record: CaseRecord, outcome: Outcome) -> None:
         """A settled case's extras (a recall diff, or a search case's detail link), and
         its line in the summary."""
-        case, link = record["case"], None
+        link = None
         if record["kind"] == "recall":
+            case = record["case"]
             if record.get("diff") is not None:
                 attach_extra(report, "html", diff_html(case, record["diff"]))
             why = recall_why(case, outcome)
         else:
+            search_case = record["case"]
             if self.detail is not None:
-                link = self.detail.add(report.nodeid, case, outcome)
+                link = self.detail.add(report.nodeid, search_case, outcome)
                 attach_extra(report, "url", link, name="detail")
-            why = search_why(case, outcome)
+            why = search_why(search_case, outcome)
         self.settled.note(record["pair"], report.nodeid, outcome, why, link)
 
     def summarise(self, recall: Sequence[tuple[str, RecallDump]],
@@ -256,8 +258,9 @@ class HtmlReport:
         escape_id_cell(cells)  # pytest-html inserts the id unescaped, via innerHTML
         if self.search_run and cells:
             record = record_of(report)
-            score = search_case_score(record["case"]) if record and \
-                record["kind"] == "search" else ""
+            score = ""
+            if record is not None and record["kind"] == "search":
+                score = search_case_score(record["case"])
             cells.insert(SCORE_COLUMN, str(macro(CELLS, "score_cell")(score)))
 
     def pytest_html_results_table_html(self, report: pytest.TestReport | pytest.CollectReport,

@@ -13,7 +13,13 @@ from typing import Any, Literal, cast
 
 import pytest
 
-from needle_lib.contract.records import CaseRecord, RecallCaseRecord, SearchCaseRecord
+from needle_lib.contract.records import (
+    BenchCaseRecord,
+    CaseRecord,
+    RecallCaseRecord,
+    RecallRecord,
+    SearchRecord,
+)
 
 RECORD_KEY = "needle_record"
 
@@ -24,12 +30,18 @@ class Scorecard:
         self.color = color
         self.record: CaseRecord | None = None
 
-    def open(self, kind: Literal["recall", "search"], pair: str, header: dict[str, Any], *,
-             case: RecallCaseRecord | SearchCaseRecord) -> CaseRecord:
-        """Start this case's record; later updates reach the controller with the report."""
-        self.record = CaseRecord(kind=kind, pair=pair, header=header, case=case)
-        self._item.user_properties.append((RECORD_KEY, self.record))
-        return self.record
+    def open_recall(self, pair: str, header: dict[str, Any], case: RecallCaseRecord) -> None:
+        """Start this recall case's record; later updates reach the controller with the
+        report."""
+        self._open(RecallRecord(kind="recall", pair=pair, header=header, case=case))
+
+    def open_search(self, pair: str, header: dict[str, Any], case: BenchCaseRecord) -> None:
+        """Start this search case's record (see ``open_recall``)."""
+        self._open(SearchRecord(kind="search", pair=pair, header=header, case=case))
+
+    def _open(self, record: CaseRecord) -> None:
+        self.record = record
+        self._item.user_properties.append((RECORD_KEY, record))
 
     def _opened(self) -> CaseRecord:
         if self.record is None:
@@ -37,27 +49,35 @@ class Scorecard:
         return self.record
 
     @property
-    def case(self) -> RecallCaseRecord | SearchCaseRecord:
+    def case(self) -> RecallCaseRecord | BenchCaseRecord:
         """The part of the record that goes into the dump."""
-        case: RecallCaseRecord | SearchCaseRecord = self._opened()["case"]
-        return case
+        return self._opened()["case"]
 
     @property
-    def search_case(self) -> SearchCaseRecord:
+    def search_case(self) -> BenchCaseRecord:
         """The case of a record opened as ``search``."""
         record = self._opened()
         if record["kind"] != "search":
             raise RuntimeError(f"scorecard holds a {record['kind']} case, not a search case")
-        case: SearchCaseRecord = record["case"]
-        return case
+        return record["case"]
 
     def update_case(self, **fields: Any) -> None:
-        self._opened()["case"].update(fields)
+        """Set fields of the case by name: recall's scoring helpers hand theirs over as
+        keywords (``recall.results``), and fail-fast's skip is either family's. A search
+        fixture sets its typed case's keys itself."""
+        case: Any = self._opened()["case"]  # keys by name: what the keywords say is unchecked
+        case.update(fields)
 
     def set_detail(self, name: Literal["diff", "messages"],
                    value: list[str] | list[list[str]]) -> None:
         """Report-only data (a diff, say): shown in terminal and HTML, not dumped."""
-        self._opened()[name] = value
+        record = self._opened()
+        if name == "messages":
+            record["messages"] = cast(list[str], value)
+        elif record["kind"] == "recall":
+            record["diff"] = cast(list[list[str]], value)
+        else:
+            raise RuntimeError("a diff is a recall case's detail")
 
 
 def record_of(report: pytest.TestReport | pytest.CollectReport) -> CaseRecord | None:

@@ -13,7 +13,6 @@ tags, which browsers show as it is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 from urllib.parse import quote
@@ -77,10 +76,8 @@ class CaseDetailPage:
 
 def _why(case: SearchCaseRecord) -> list[tuple[str, str]]:
     """The case's verdict line, or why it has none (its error or skip reason)."""
-    # TODO(merge): read through Mapping while SearchCaseRecord lacks ``teardown_error``
-    fields: Mapping[str, object] = case
     lines = [
-        (label, fields.get(key))
+        (label, case.get(key))
         for label, key in (
             ("verdict", "verdict"),
             ("error", "error"),

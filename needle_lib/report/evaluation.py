@@ -14,12 +14,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from markupsafe import Markup
 
 from needle_lib.contract.outcome import Outcome
-from needle_lib.contract.records import RecallCaseRecord, RecallDump, RecallSummary
+from needle_lib.contract.records import BenchCaseRecord, RecallCaseRecord, RecallDump, RecallSummary
 from needle_lib.contract.report import SearchReport
 from needle_lib.contract.schema import engine_modes_of
 from needle_lib.recall.results import run_status, summary_key
@@ -134,7 +133,7 @@ def recall_why(case: RecallCaseRecord, outcome: Outcome) -> str | None:
             f"reindented {case['reindented']}")
 
 
-def search_why(case: dict[str, Any], outcome: Outcome) -> str | None:
+def search_why(case: BenchCaseRecord, outcome: Outcome) -> str | None:
     """Why a search case came out as it did, in one line."""
     if outcome == Outcome.SKIPPED:
         return case.get("skip_reason")
