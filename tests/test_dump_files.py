@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 from evalrun import assert_usage_error, record_run, run_evals
+from test_recall_records import mismatches
 from test_search_merge import CASES, header
 
 from needle_lib.benches.runfiles import finish_run
 from needle_lib.cli import main as needle
 from needle_lib.commands.status import dump_state
+from needle_lib.contract.records import RecallDump
 
 PAIR = "http_server__reference"
 
@@ -171,6 +173,8 @@ def test_a_good_dump_still_reads_in_every_reader(good, tmp_path, capsys):
     assert needle(["compare", str(good), str(good)]) == 0
     assert dump_state(good)[0] == "complete"
     capsys.readouterr()
+    # and what today's writer wrote is what contract.records declares, key for key
+    assert mismatches(json.loads(good.read_text(encoding="utf-8")), RecallDump) == []
 
 
 def test_a_good_dump_resumes_and_gates(pytester, good, tmp_path):

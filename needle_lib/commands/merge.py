@@ -56,7 +56,7 @@ def _read(path: Path) -> Part:
         if path.name.endswith(JOURNAL_SUFFIX):
             if journal_kind(path) == "search":
                 return read_search_part(path)
-            return Part(path, fold_journal(path, in_progress=True))
+            return Part(path, dict(fold_journal(path, in_progress=True)))  # either family's
         return Part(path, read_dump(path))
     except SchemaError as exc:
         raise MergeError(str(exc)) from None

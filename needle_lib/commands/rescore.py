@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
           f"relax_indent={policy.relax_indent} (recorded: {stored})")
     for case in rescored["cases"]:
         if case["case_id"] not in diffs:
-            print(f"=== {case['function']}  [{case['outcome'].upper()}] (not re-scored) ===")
+            print(f"=== {case['function']}  [{str(case['outcome']).upper()}] (not re-scored) ===")
         elif case["outcome"] == Outcome.FAILED:
             print(explain_case(case, diffs[case["case_id"]], color=color))
         else:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import shlex
 from pathlib import Path
-from typing import Any
 
 from needle_lib.contract.records import RecallDump
 from needle_lib.contract.schema import SchemaError, validate_recall_dump
+from needle_lib.jsonio import json_object
 from needle_lib.llm.config import resolve_model, sanitize_key
 from needle_lib.paths import MODELS_DIR, RESULTS_DIR
 from needle_lib.recall.corpus import configured_corpus_names
@@ -101,12 +101,13 @@ def _stored_row(store: ResultStore, pair: str) -> tuple[str, str, str, Path, str
         data = read_dump(path)
     except SchemaError:
         data = None
-    if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
+    # read as it stands (a dump of any version, or not one): only what names the pair
+    model = json_object(data.get("model")) if isinstance(data, dict) else None
+    if model is None:
         name, _, key = pair.partition("__")
         return name, key, key, path, ""
-    model: dict[str, Any] = data["model"]
-    block: dict[str, Any] = data.get("corpus") or {}
-    raw = (model.get("request") or {}).get("source") == "raw"
+    block = json_object(data.get("corpus")) or {}
+    raw = (json_object(model.get("request")) or {}).get("source") == "raw"
     key = str(model.get("key", pair.partition("__")[2]))
     return (str(block.get("name", pair.partition("__")[0])), key,
             str(model.get("name", key)) if raw else key, path, str(block.get("config", "")))

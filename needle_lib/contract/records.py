@@ -7,7 +7,9 @@ not classes); each is built in one place: cases by :func:`recall_case_record`,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, final
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, TypedDict, final
+
+from msgspec import Meta
 
 from needle_lib.contract.outcome import Outcome
 from needle_lib.jsonio import JSON, JSONObject
@@ -15,6 +17,22 @@ from needle_lib.tomlconf import ConfigError
 
 if TYPE_CHECKING:  # schema reads these records: importing it here would be a cycle
     from needle_lib.contract.schema import SearchHeaderRecord
+
+
+class CompositionPart(TypedDict):
+    """Scored lines of one kind (code or prose): how many the answer matched, of how many."""
+
+    matched: int
+    total: int
+
+
+class Composition(TypedDict):
+    """What a case's scored lines were (``recall.score.score_answer``); a dump's summary
+    adds them up over its scored cases."""
+
+    code: CompositionPart
+    prose: CompositionPart
+    blank_skipped: Annotated[int, Meta(description="Blank lines left out of the score.")]
 
 
 class RecallCaseRecord(TypedDict):
@@ -40,24 +58,74 @@ class RecallCaseRecord(TypedDict):
     reindented: int | None
     bonus: int | None
     missing: int | None
-    composition: dict[str, Any] | None
+    composition: Composition | None
     #: The answer as the server sent it, up to ``recall.results.STORED_ANSWER_CHARS``
     #: characters (``recall.results.answer_fields``).
     response: str | None
     reasoning: str | None
     finish_reason: str | None
     latency_s: float | None
-    usage: dict[str, Any] | None
-    timings: dict[str, Any] | None
+    #: The server's ``usage`` and llama.cpp's ``timings`` blocks as sent: their shape is the
+    #: server's (``llm.truncation.served_prompt_tokens`` reads what it knows of them).
+    usage: JSONObject | None
+    timings: JSONObject | None
     served_model: str | None
     attempts: int | None
     error: str | None
     skip_reason: str | None
+    #: Written with every answer (``recall.results.answer_fields``): the chat client kept
+    #: only the head of a body larger than the model's ``max_answer_bytes``.
+    answer_truncated_by_needle: NotRequired[bool]
     requested_at: NotRequired[float]
     resumed: NotRequired[bool]
+    #: Set by the controller when the case's teardown failed after it settled.
+    teardown_error: NotRequired[str]
     #: Set when the answer or reasoning was longer than ``recall.results.STORED_ANSWER_CHARS``:
     #: each cut field's full length in characters (the stored head is what was scored).
     answer_cut: NotRequired[dict[str, int]]
+
+
+class AnswerFields(TypedDict):
+    """A case's fields from its answer (``recall.results.answer_fields``), in the order the
+    case record holds them."""
+
+    response: str | None
+    reasoning: str | None
+    finish_reason: str | None
+    usage: JSONObject | None
+    timings: JSONObject | None
+    latency_s: float
+    served_model: str | None
+    attempts: int
+    prompt_count: str | None
+    answer_truncated_by_needle: bool
+    answer_cut: NotRequired[dict[str, int]]
+
+
+class ScoreFields(TypedDict):
+    """A case's fields from its score (``recall.results.score_fields``)."""
+
+    matched: int
+    scored: int
+    ratio: float
+    passed: bool
+    hallucinated: int
+    reindented: int
+    bonus: int
+    missing: int
+    composition: Composition
+
+
+class CaseIdentity(TypedDict):
+    """Which function a recall case asks about (``recall.plan.RecallCase.case_fields``):
+    the arguments of :func:`recall_case_record`."""
+
+    function: str
+    case_id: str
+    file: str
+    start_line: int
+    signature: str
+    prompt_tokens_est: int | None
 
 
 def recall_case_record(*, function: str, case_id: str, file: str, start_line: int, signature: str,
@@ -233,8 +301,182 @@ class SearchRecord(_CaseRecordBase):
 CaseRecord = RecallRecord | SearchRecord
 
 
+class LeftOutFile(TypedDict):
+    """A file the glob or the checkout matched that Needle refused to read."""
+
+    path: str
+    reason: str
+
+
+class RepoProvenance(TypedDict):
+    """Where a ``--repo`` corpus came from (``recall.repo.RepoSnapshot.describe``)."""
+
+    path: str
+    folder: str
+    commit: str
+    dirty: bool
+    include: list[str]
+    exclude: list[str]
+    max_prompt_tokens: int
+    budget_source: str
+    candidates: int
+    chosen: int
+
+
+class CorpusDescription(TypedDict):
+    """A corpus's text, enough to prove two runs read the same (``recall.corpus.Corpus.
+    describe``)."""
+
+    name: str
+    sha256: str
+    files: list[str]
+    chars: int
+    lines: int
+    tokens: int
+    tokenizer: str
+    language: str
+    repo: NotRequired[RepoProvenance]
+    left_out: NotRequired[list[LeftOutFile]]
+
+
+class RecallCorpus(CorpusDescription):
+    """A dump's ``corpus``: the text, and the config it was chosen by (a path, ``file:…``
+    or ``repo:…``)."""
+
+    config: str
+
+
+class ModelRequest(TypedDict):
+    """What shapes a model's requests (``llm.config.ModelConfig.request_shape``): never the
+    API key, only where it came from (``auth``)."""
+
+    model: str
+    label: str
+    config: str
+    source: str
+    base_url: str
+    auth: str
+    temperature: float
+    token_field: str
+    max_tokens: int
+    reasoning_effort: str | None
+    prefill_no_think: bool
+    suppress_thinking: bool
+    stop: list[str]
+    timeout: float
+    concurrency: int
+
+
+class RecallModel(TypedDict):
+    """A dump's ``model``."""
+
+    key: str
+    name: str
+    label: str
+    request: ModelRequest
+    no_think_suffix: bool
+
+
+class Sampling(TypedDict):
+    """Which functions a run asked about: the corpus's sample policy, and what it chose."""
+
+    k: int
+    seed: int
+    primary_lines: int
+    min_code_lines: int
+    functions: list[str]
+    eligible: int
+    excluded: list[str]
+
+
+class ScoringRecord(TypedDict):
+    """The scoring policy (``recall.corpus.ScoringPolicy``) a dump's cases were scored
+    under; ``rescored_from`` is the one they were scored under before ``needle rescore``."""
+
+    count_comments: Annotated[bool, Meta(description="Comment lines count towards the score.")]
+    relax_indent: Annotated[bool, Meta(description="Lines match whatever their indentation.")]
+
+
+class ShardRecord(TypedDict):
+    """A ``--shard-by case`` part: which of how many, and the cases it was given."""
+
+    index: int
+    count: int
+    by: str
+    case_ids: list[str]
+
+
+class ResumedFrom(TypedDict):
+    """The dump a ``--resume`` run continued, and how many of its cases it kept."""
+
+    dump: str
+    cases_kept: int
+
+
+class RecallHeader(TypedDict):
+    """A recall run's setup (``recall.plan.RecallPlan.header``), the first line of its
+    journal; a dump holds these keys between its state and its cases."""
+
+    corpus: RecallCorpus
+    model: RecallModel
+    sampling: Sampling
+    scoring: ScoringRecord
+    #: ``--notes``: free text about the run (server, quantisation…).
+    notes: str
+    #: The Needle that wrote the run (``provenance.package_info``: name, version,
+    #: git_revision; the search header carries the same).
+    package: dict[str, str]
+    expected_cases: int
+    #: The corpus's own selection and policy: only such a run becomes the pair's latest view.
+    default_selection: bool
+    shard: NotRequired[ShardRecord]
+    resumed_from: NotRequired[ResumedFrom]
+
+
+class LatencySummary(TypedDict):
+    mean: float | None
+    p50: float | None
+
+
+class PromptTokensSummary(TypedDict):
+    """The median prompt: as the server counted it, and as estimated under the reference
+    tokenizer."""
+
+    served: int | None
+    estimate: int | None
+
+
+class RecallSummary(TypedDict):
+    """A dump's ``summary`` (``recall.results.summarize``); the outcome counts are keyed by
+    ``recall.results.summary_key``. Percentages are over the scored cases."""
+
+    cases: int
+    expected: int
+    not_run: int
+    passed: int
+    failed: int
+    errors: int
+    skipped: int
+    #: Skips that are verdicts: answered, with nothing to score under the policy.
+    unscored: int
+    matched: int
+    scored: int
+    matched_pct: float | None
+    pass_rate: float | None
+    hallucinated: int
+    reindented: int
+    bonus: int
+    code: CompositionPart
+    prose: CompositionPart
+    blank_skipped: int
+    latency_s: LatencySummary
+    prompt_tokens: PromptTokensSummary
+
+
 class RecallDump(TypedDict):
-    """``results/<corpus>__<model>.json``; built by ``recall.results.new_dump``."""
+    """``results/<corpus>__<model>.json``; built by ``recall.results.new_dump``, in this
+    key order: the state, the header (``RecallHeader``), the cases, the summary, then what
+    happened to the run afterwards."""
 
     schema_version: int
     benchmark: Literal["recall"]
@@ -243,16 +485,19 @@ class RecallDump(TypedDict):
     in_progress: bool
     complete: bool
     valid: bool
-    corpus: dict[str, Any]
-    model: dict[str, Any]
-    sampling: dict[str, Any]
-    scoring: dict[str, Any]
-    notes: list[str]
-    package: dict[str, Any]
+    corpus: RecallCorpus
+    model: RecallModel
+    sampling: Sampling
+    scoring: ScoringRecord
+    notes: str
+    package: dict[str, str]
     expected_cases: int
+    default_selection: NotRequired[bool]
+    shard: NotRequired[ShardRecord]
     cases: list[RecallCaseRecord]
-    summary: dict[str, Any]
-    resumed_from: NotRequired[dict[str, Any]]
-    rescored_from: NotRequired[dict[str, Any]]
-    shard: NotRequired[dict[str, Any]]
-
+    summary: RecallSummary
+    resumed_from: NotRequired[ResumedFrom]
+    rescored_from: NotRequired[ScoringRecord]
+    #: The run file a dump was stored as (``recall.store.STORED_AS``), relative to the
+    #: result store; a latest view that is a copy says which run it copies.
+    stored_as: NotRequired[str]

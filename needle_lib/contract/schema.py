@@ -49,7 +49,12 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from needle_lib.contract.outcome import Outcome
-from needle_lib.contract.records import BenchCaseRecord
+from needle_lib.contract.records import (
+    BenchCaseRecord,
+    Composition,
+    ScoringRecord,
+    ShardRecord,
+)
 from needle_lib.contract.records import RecallDump as RecallDumpRecord
 from needle_lib.judge.identity import JudgeSetup as JudgeBlock
 from needle_lib.names import is_plain
@@ -105,35 +110,15 @@ class ModelInfo(_Model, kw_only=True):
     key: Annotated[str, _doc("The model as a run names it (``--model``).")]
 
 
-class Scoring(_Model, kw_only=True):
-    count_comments: Annotated[bool, _doc("Comment lines count towards the score.")]
-    relax_indent: Annotated[bool, _doc("Lines match whatever their indentation.")]
+class SamplingInfo(_Model, kw_only=True):
+    """What readers use of a dump's ``sampling`` (``contract.records.Sampling``)."""
+
+    primary_lines: Annotated[int | UnsetType, _doc(
+        "Lines of each function asked for (``needle rescore`` finds targets by it).")] = UNSET
 
 
 class Summary(_Model, kw_only=True):
     matched_pct: Annotated[float | None, _doc("Lines matched, percent of lines scored.")] = None
-
-
-class Shard(_Model, kw_only=True):
-    """A ``--shard-by case`` part: which of how many, and the cases it was given."""
-
-    index: int
-    count: int
-    by: str
-    case_ids: list[str]
-
-
-class CompositionPart(_Model, kw_only=True):
-    matched: int
-    total: int
-
-
-class Composition(_Model, kw_only=True):
-    """What the scored lines were: code and prose lines, matched of total."""
-
-    code: CompositionPart
-    prose: CompositionPart
-    blank_skipped: Annotated[int, _doc("Blank lines left out of the score.")]
 
 
 class _RecallCase(_Model, tag_field="outcome", kw_only=True):
@@ -187,10 +172,10 @@ class RecallDump(_Model, kw_only=True):
     valid: Annotated[bool, _doc("No infrastructure error: the run may be ranked.")]
     corpus: Corpus
     model: ModelInfo
-    scoring: Annotated[Scoring, _doc("The scoring policy the cases were scored under.")]
-    sampling: dict[str, Any] | UnsetType = UNSET
+    scoring: Annotated[ScoringRecord, _doc("The scoring policy the cases were scored under.")]
+    sampling: SamplingInfo | UnsetType = UNSET
     summary: Summary | UnsetType = UNSET
-    shard: Shard | UnsetType = UNSET
+    shard: ShardRecord | UnsetType = UNSET
     cases: list[RecallCase]
 
 

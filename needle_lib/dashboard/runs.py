@@ -7,6 +7,7 @@ a version mismatch makes the dump *stale* and it is left out rather than misread
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -87,10 +88,11 @@ class Run:
                       bool(scoring["count_comments"]), bool(scoring["relax_indent"]))
 
     @property
-    def request(self) -> JSONObject:
-        """The request shape the run sent its server (its ``model.request``)."""
+    def request(self) -> Mapping[str, object]:
+        """The request shape the run sent its server (its ``model.request``; empty for a
+        dump that records none)."""
         request = self.dump["model"].get("request")
-        return dict(request) if isinstance(request, dict) else {}
+        return request if isinstance(request, dict) else {}
 
     @property
     def cases(self) -> list[RecallCaseRecord]:
@@ -108,9 +110,9 @@ class Run:
         return self.summary["prompt_tokens"]["served"]
 
     @cached_property
-    def summary(self) -> dict[str, Any]:  # TODO(merge): recallrec declares the dump's summary
-        return summarize(self.cases,  # type: ignore[arg-type]  # TODO(merge): recallrec
-                         self.dump.get("expected_cases", len(self.cases)))
+    def summary(self) -> dict[str, Any]:  # TODO(merge): RecallSummary once charts.py reads
+        # its keys as literals (composition_figure names them in a loop)
+        return dict(summarize(self.cases, self.dump.get("expected_cases", len(self.cases))))
 
     @property
     def incomplete(self) -> bool:

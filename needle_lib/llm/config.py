@@ -18,6 +18,7 @@ from typing import Any, TypedDict
 import msgspec
 from dotenv import load_dotenv
 
+from needle_lib.contract.records import ModelRequest
 from needle_lib.names import safe_file_name
 from needle_lib.net.body import MAX_TIMEOUT_S
 from needle_lib.paths import MODELS_DIR, REPO_ROOT, resolve_repo_path
@@ -217,7 +218,7 @@ class ModelConfig:
             places.append(f"{self.api_key_env} (exported or in .env)")
         return places
 
-    def request_shape(self) -> dict[str, Any]:
+    def request_shape(self) -> ModelRequest:
         """What determines the request, for result records: never the key or its contents."""
         sources = [f"file:{self.api_key_file}"] if self.api_key_file is not None else []
         sources += [f"env:{self.api_key_env}"] if self.api_key_env is not None else []

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Literal, NoReturn
 
 import pytest
 
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.benches.run_reports import SearchReports
 from needle_lib.contract.outcome import Outcome, report_outcome
-from needle_lib.contract.records import CaseRecord
+from needle_lib.contract.records import CaseRecord, RecallDump
 from needle_lib.contract.report import SearchReport
 from needle_lib.contract.schema import SchemaError
 from needle_lib.diskfull import DISK_FULL_EXIT, disk_full_message, is_no_space
@@ -93,7 +93,7 @@ class Controller:
         self.gates = gate_settings(config)
         #: Outcome per node id, so a teardown report can re-file its case with the verdict.
         self.settled: dict[str, Outcome] = {}
-        self.finished: list[dict[str, Any]] = []
+        self.finished: list[RecallDump] = []
         self.search_finished: list[SearchReport] = []
         self.gate_failures: list[str] = []
         self.messages: list[str] = []
@@ -156,8 +156,7 @@ class Controller:
         junitxml reports an error at teardown beside the test's own result."""
         reason = _last_line(report.longreprtext) or "error at teardown"
         case = record["case"]
-        # TODO(merge): RecallCaseRecord declares teardown_error on branch recallrec
-        case["teardown_error"] = reason  # type: ignore[typeddict-unknown-key]
+        case["teardown_error"] = reason
         self._note(f"{report.nodeid}: error at teardown: {reason}")
         outcome = self.settled.get(report.nodeid, Outcome.ERROR)
         if outcome == Outcome.ERROR and not case.get("error"):

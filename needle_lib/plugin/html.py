@@ -27,7 +27,7 @@ from pytest_metadata.plugin import metadata_key
 
 from needle_lib.clock import utc_now
 from needle_lib.contract.outcome import Outcome
-from needle_lib.contract.records import CaseRecord
+from needle_lib.contract.records import CaseRecord, RecallDump
 from needle_lib.contract.report import SearchReport, report_fields
 from needle_lib.plugin.collect import plan_key, search_plan
 from needle_lib.plugin.internals import html_writers
@@ -207,22 +207,20 @@ class HtmlReport:
         """A settled case's extras (a recall diff, or a search case's detail link), and
         its line in the summary."""
         link = None
-        # TODO(merge): recall's readers and search_why take untyped dicts until their typed
-        # versions land (branch recallrec owns report/evaluation.py)
         if record["kind"] == "recall":
             case = record["case"]
             if record.get("diff") is not None:
-                attach_extra(report, "html", diff_html(case, record["diff"]))  # type: ignore[arg-type]
-            why = recall_why(case, outcome)  # type: ignore[arg-type]
+                attach_extra(report, "html", diff_html(case, record["diff"]))
+            why = recall_why(case, outcome)
         else:
             search_case = record["case"]
             if self.detail is not None:
                 link = self.detail.add(report.nodeid, search_case, outcome)
                 attach_extra(report, "url", link, name="detail")
-            why = search_why(search_case, outcome)  # type: ignore[arg-type]
+            why = search_why(search_case, outcome)
         self.settled.note(record["pair"], report.nodeid, outcome, why, link)
 
-    def summarise(self, recall: Sequence[tuple[str, dict[str, Any]]],
+    def summarise(self, recall: Sequence[tuple[str, RecallDump]],
                   search: Sequence[tuple[str, SearchReport]]) -> None:
         """The summary block, title and environment from what ran: (pair, dump) and
         (pair, search summary) (``-k`` decides which corpora and benches did, and under

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from needle_lib.contract.records import LeftOutFile
+
 SYMLINK = "a symbolic link (never followed: its target may be outside the tree)"
 UNDER_SYMLINK = "under a symbolically linked directory (never followed)"
 OUTSIDE = "resolves outside the corpus tree"
@@ -27,7 +29,7 @@ class LeftOut:
     path: str  # as the listing named it: relative to the tree's root
     reason: str
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> LeftOutFile:
         return {"path": self.path, "reason": self.reason}
 
 

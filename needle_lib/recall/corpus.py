@@ -18,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from needle_lib.contract.records import CorpusDescription
 from needle_lib.paths import CORPORA_DIR, REPO_ROOT, resolve_repo_path
 from needle_lib.recall.confined import LeftOut, confine, left_out_message, refusal
 from needle_lib.recall.languages import LANGUAGES, language_of, supported_extensions
@@ -216,9 +217,9 @@ class Corpus:
         """The corpus text's size under the reference tokenizer."""
         return counted_tokens(self.text)
 
-    def describe(self) -> dict:
+    def describe(self) -> CorpusDescription:
         """The corpus block of a dump: enough to prove two runs read the same text."""
-        return {
+        described: CorpusDescription = {
             "name": self.name,
             "sha256": self.sha256,
             "files": [f.path for f in self.files],
@@ -227,10 +228,12 @@ class Corpus:
             "tokens": self.tokens,
             "tokenizer": REFERENCE,
             "language": self.language,
-            **({"repo": self.repo.describe()} if self.repo is not None else {}),
-            **({"left_out": [item.describe() for item in self.left_out]}
-               if self.left_out else {}),
         }
+        if self.repo is not None:
+            described["repo"] = self.repo.describe()
+        if self.left_out:
+            described["left_out"] = [item.describe() for item in self.left_out]
+        return described
 
     def left_out_message(self) -> str | None:
         """The line a run prints about the files it did not read, if any."""

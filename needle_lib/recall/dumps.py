@@ -10,10 +10,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from needle_lib.contract.outcome import Outcome
-from needle_lib.contract.records import CaseRecord, RecallCaseRecord
+from needle_lib.contract.records import CaseRecord, RecallCaseRecord, RecallDump, RecallHeader
 from needle_lib.contract.schema import SchemaError, read_json_file
 from needle_lib.kernel.journal import Journal, journal_path
 from needle_lib.recall.journal import RESUMED_FROM, fold, fold_journal, settle_abandoned
@@ -45,7 +45,9 @@ class RecallDumps:
         if path is None:
             path = self.store.new_run(pair)
             self._stored.add(pair)
-        header = dict(record["header"])
+        # a recall record's header is its plan's (``RecallPlan.header``): CaseRecord holds
+        # either family's
+        header = cast(RecallHeader, dict(record["header"]))
         previous = self.resumed(pair)
         kept: list[RecallCaseRecord] = []
         if previous is not None:
@@ -58,13 +60,13 @@ class RecallDumps:
         self.journals[pair] = journal
         self.paths[pair] = path
         # the dump as the run starts, so the latest view and `needle status` find the run
-        self._write(pair, fold(header, [dict(case) for case in kept], in_progress=True))
+        self._write(pair, fold(header, [case.copy() for case in kept], in_progress=True))
         return journal
 
     def add(self, record: CaseRecord, outcome: Outcome) -> None:
         self._open(record).append({**record["case"], "outcome": outcome})
 
-    def finish(self, *, interrupted: bool = False) -> list[dict[str, Any]]:
+    def finish(self, *, interrupted: bool = False) -> list[RecallDump]:
         """Write every dump as the fold of its journal, then remove the journal. An
         interrupted run's dump says so by itself: its cases not run make it incomplete.
         The journal stays open (its lock held) until the dump is written: another run
@@ -99,7 +101,7 @@ class RecallDumps:
         for journal in self.journals.values():
             journal.abandon()
 
-    def _write(self, pair: str, dump: dict[str, Any]) -> None:
+    def _write(self, pair: str, dump: RecallDump) -> None:
         if pair in self._stored:
             self.store.save(pair, self.paths[pair], dump)
         else:

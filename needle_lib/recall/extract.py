@@ -15,8 +15,8 @@ import ast
 import bisect
 import io
 import tokenize
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypedDict
 
 from needle_lib.errors import UsageError
 from needle_lib.recall.corpus import Corpus, split_lines
@@ -30,6 +30,18 @@ PROSE_KINDS = frozenset({COMMENT, DOCSTRING})
 
 class ExtractionError(UsageError, ValueError):
     """A corpus file could not be parsed."""
+
+
+class FunctionJSON(TypedDict):
+    """A ``FunctionDef`` in the parse cache: its fields, by name."""
+
+    name: str
+    file: str
+    signature: str
+    signature_line: int
+    body_start: int
+    body_end: int
+    language: str
 
 
 @dataclass(frozen=True)
@@ -53,8 +65,11 @@ class FunctionDef:
         """What a prompt can tell apart: the name and the signature, outer whitespace aside."""
         return (self.name, self.signature.strip())
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> FunctionJSON:
+        """The definition as the parse cache stores it (``recall.cache``)."""
+        return {"name": self.name, "file": self.file, "signature": self.signature,
+                "signature_line": self.signature_line, "body_start": self.body_start,
+                "body_end": self.body_end, "language": self.language}
 
 
 @dataclass(frozen=True)

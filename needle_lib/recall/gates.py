@@ -6,10 +6,10 @@ not finish never passes one: its percentages describe a subset of the cases, not
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from needle_lib.contract.records import RecallDump
 from needle_lib.recall.results import PASSED
 
 
@@ -17,7 +17,7 @@ from needle_lib.recall.results import PASSED
 class GateSettings:
     min_score: float | None = None  # fraction of scored lines matched, 0..1
     min_pass_rate: float | None = None  # fraction of valid cases passed, 0..1
-    baseline: Mapping[str, Any] | None = None
+    baseline: RecallDump | None = None
     max_drop: float = 1.0  # percentage points of matched % allowed below the baseline
 
     @property
@@ -27,7 +27,7 @@ class GateSettings:
         )
 
 
-def _name(dump: dict[str, Any]) -> str:
+def _name(dump: RecallDump) -> str:
     return f"{dump['corpus']['name']}__{dump['model']['key']}"
 
 
@@ -35,7 +35,7 @@ def _fraction(pct: float | None) -> str:
     return "n/a" if pct is None else f"{pct / 100:.3f}"
 
 
-def check_gates(dumps: list[dict[str, Any]], settings: GateSettings) -> list[str]:
+def check_gates(dumps: Sequence[RecallDump], settings: GateSettings) -> list[str]:
     """One line per failed gate (empty when every gate passes)."""
     if not settings.active:
         return []
@@ -67,7 +67,7 @@ def check_gates(dumps: list[dict[str, Any]], settings: GateSettings) -> list[str
 
 
 def _baseline_failures(
-    dump: dict[str, Any], baseline: Mapping[str, Any], max_drop: float
+    dump: RecallDump, baseline: RecallDump, max_drop: float
 ) -> list[str]:
     if baseline["corpus"]["name"] != dump["corpus"]["name"]:
         return []  # the baseline speaks about another corpus

@@ -20,11 +20,11 @@ alive is never touched (``kernel.journal``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, cast
 
-from needle_lib.contract.records import RecallDump
+from needle_lib.contract.records import RecallCaseRecord, RecallDump, RecallHeader
 from needle_lib.contract.schema import (
     SchemaError,
     journal_entries,
@@ -37,36 +37,39 @@ from needle_lib.recall.results import finalize, new_dump
 from needle_lib.recall.store import STORED_AS
 
 #: Header keys the dump keeps after its summary, where a run has always written them.
-RESUMED_FROM = "resumed_from"
+RESUMED_FROM: Final = "resumed_from"
 
 
-def fold(header: Mapping[str, Any], cases: Iterable[dict[str, Any]], *,
-         in_progress: bool) -> dict[str, Any]:
+def fold(header: RecallHeader, cases: Iterable[RecallCaseRecord], *,
+         in_progress: bool) -> RecallDump:
     """The dump of a run from its header and its cases in journal order: a later case of
     the same id wins (a case re-filed with its teardown error), and cases are sorted by
     place in the corpus."""
-    base = {key: value for key, value in header.items() if key != RESUMED_FROM}
+    base = header.copy()
+    base.pop(RESUMED_FROM, None)
     dump = new_dump(base)
     latest = {case["case_id"]: case for case in cases}
     dump["cases"] = sorted(latest.values(), key=lambda c: (c["start_line"], c["case_id"]))
     if RESUMED_FROM in header:
         dump[RESUMED_FROM] = header[RESUMED_FROM]
-    return finalize(dump, in_progress=in_progress)
+    return finalize(cast(RecallDump, dump), in_progress=in_progress)
 
 
-def fold_journal(path: Path, *, in_progress: bool) -> dict[str, Any]:
-    """The dump a recall journal folds to; a journal without a header is a SchemaError."""
-    header: dict[str, Any] | None = None
-    cases: list[dict[str, Any]] = []
+def fold_journal(path: Path, *, in_progress: bool) -> RecallDump:
+    """The dump a recall journal folds to; a journal without a header is a SchemaError.
+    Its lines are what this run's ``RecallDumps`` wrote (a run's header, its case
+    records); the fold is validated whole by its readers (``read_recall_run``)."""
+    header: RecallHeader | None = None
+    cases: list[RecallCaseRecord] = []
     for number, kind, record in journal_entries(path):
         if kind == "header":
-            header = record
+            header = cast(RecallHeader, record)
         elif not isinstance(record.get("case_id"), str) or \
                 not isinstance(record.get("start_line"), int):
             raise SchemaError(f"{path}:{number}: a recall case needs a case_id and a "
                               "start_line")
         else:
-            cases.append(record)
+            cases.append(cast(RecallCaseRecord, record))
     if header is None:
         raise SchemaError(f"{path}: journal has no header line")
     return fold(header, cases, in_progress=in_progress)

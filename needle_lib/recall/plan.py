@@ -11,8 +11,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from needle_lib.contract.records import CaseIdentity, RecallHeader
 from needle_lib.llm import (
     ChatResult,
     ContextOverflowError,
@@ -43,7 +44,7 @@ from needle_lib.recall.prompt import build_messages, corpus_preamble
 from needle_lib.recall.reference import reference_answer
 from needle_lib.recall.repo import KnownContext
 from needle_lib.recall.score import Score, score_answer
-from needle_lib.recall.store import DEFAULT_SELECTION, pair_name
+from needle_lib.recall.store import pair_name
 from needle_lib.recall.suite import RecallSuite, load_suite
 from needle_lib.recall.targets import Target, UnknownFunction
 from needle_lib.tomlconf import ConfigError
@@ -97,7 +98,7 @@ class RecallCase:
         expected, kinds, bonus = self.suite.expected(self.target)
         return score_answer(content, expected, kinds, bonus, self.scoring)
 
-    def case_fields(self) -> dict[str, Any]:
+    def case_fields(self) -> CaseIdentity:
         function = self.target.function
         return {
             "function": self.target.name,
@@ -123,7 +124,7 @@ class RecallPlan:
     #: changes it): only
     #: such runs may become the pair's latest view in the result store.
     defaults: dict[str, bool] = field(default_factory=dict)
-    _headers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    _headers: dict[str, RecallHeader] = field(default_factory=dict, repr=False)
 
     @cached_property
     def cases(self) -> list[RecallCase]:
@@ -174,13 +175,13 @@ class RecallPlan:
         notes = self.messages + ([left_out] if left_out else []) + self.nothing_to_ask()
         return notes + ([f"{case.corpus_name}: {excluded}"] if excluded else [])
 
-    def header(self, case: RecallCase) -> dict[str, Any]:
+    def header(self, case: RecallCase) -> RecallHeader:
         """The dump header of ``case``'s (corpus, model) pair (built once per pair)."""
         if case.pair not in self._headers:
             self._headers[case.pair] = self._build_header(case)
         return self._headers[case.pair]
 
-    def _build_header(self, case: RecallCase) -> dict[str, Any]:
+    def _build_header(self, case: RecallCase) -> RecallHeader:
         suite = case.suite
         policy = suite.config.sample
         return {
@@ -208,7 +209,7 @@ class RecallPlan:
             "notes": self.notes,
             "package": package_info(),
             "expected_cases": len(suite.targets),
-            DEFAULT_SELECTION: self.defaults.get(suite.config.name, True),
+            "default_selection": self.defaults.get(suite.config.name, True),
         }
 
 

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
 
+from needle_lib.contract.records import RepoProvenance
 from needle_lib.recall.confined import LeftOut, confine
 from needle_lib.recall.languages import language_of
 from needle_lib.tokens import counted_tokens
@@ -91,7 +91,7 @@ class RepoSnapshot:
     left_out: tuple[LeftOut, ...] = ()
     budget_source: str = DEFAULT_SOURCE  # what set ``budget``
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> RepoProvenance:
         """The dump's provenance of a repo corpus (the file list is the corpus's own)."""
         return {
             "path": str(self.root),

@@ -8,12 +8,11 @@ change the expected lines.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from needle_lib.contract.outcome import NOTHING_TO_SCORE, Outcome, is_answered, scored_outcome
+from needle_lib.contract.records import RecallDump
 from needle_lib.recall.cache import parsed_corpus
 from needle_lib.recall.corpus import (
     Corpus,
@@ -30,7 +29,7 @@ from needle_lib.recall.targets import find_targets
 from needle_lib.tomlconf import ConfigError
 
 
-def dump_corpus(dump: Mapping[str, Any], name: str | None = None) -> CorpusConfig | Corpus:
+def dump_corpus(dump: RecallDump, name: str | None = None) -> CorpusConfig | Corpus:
     """The corpus a dump was made from: ``name`` (a config) when given, else the config,
     ``--repo`` files or ``--file`` the dump records, else its corpus name."""
     if name:
@@ -45,7 +44,7 @@ def dump_corpus(dump: Mapping[str, Any], name: str | None = None) -> CorpusConfi
     return resolve_corpus(dump["corpus"]["name"])
 
 
-def policy_of(dump: Mapping[str, Any]) -> ScoringPolicy:
+def policy_of(dump: RecallDump) -> ScoringPolicy:
     """The scoring policy a dump's cases were scored under."""
     scoring = dump["scoring"]
     return ScoringPolicy(count_comments=scoring["count_comments"],
@@ -53,8 +52,8 @@ def policy_of(dump: Mapping[str, Any]) -> ScoringPolicy:
 
 
 def rescore_dump(
-    dump: Mapping[str, Any], config: CorpusConfig | Corpus, policy: ScoringPolicy
-) -> tuple[dict[str, Any], dict[str, list]]:
+    dump: RecallDump, config: CorpusConfig | Corpus, policy: ScoringPolicy
+) -> tuple[RecallDump, dict[str, list[list[str]]]]:
     """The dump re-scored under ``policy``, and each case's diff keyed by case_id.
     ``config`` is the corpus config to load, or the corpus itself (a ``--repo`` dump's,
     rebuilt from what it recorded)."""
@@ -71,12 +70,12 @@ def rescore_dump(
     parsed = parsed_corpus(corpus)
     by_line = {t.start_line: t for t in find_targets(parsed, sampling["primary_lines"]).eligible}
     lines = corpus.lines
-    out = copy.deepcopy(dict(dump))
+    out = copy.deepcopy(dump)
     out["scoring"] = {"count_comments": policy.count_comments,
                       "relax_indent": policy.relax_indent}
     out["rescored_from"] = dump["scoring"]
-    diffs: dict[str, list] = {}
-    for case in out["cases"]:
+    diffs: dict[str, list[list[str]]] = {}
+    for index, case in enumerate(out["cases"]):
         if not is_answered(case):
             continue
         target = by_line.get(case["start_line"])
@@ -92,8 +91,10 @@ def rescore_dump(
             target.bonus_window(lines),
             policy,
         )
-        case.update(score_fields(score))
-        case["outcome"] = scored_outcome(score.scored, score.passed)
-        case["skip_reason"] = NOTHING_TO_SCORE if case["outcome"] is Outcome.SKIPPED else None
+        outcome = scored_outcome(score.scored, score.passed)
+        # the case's keys stay where they were; the score's and the verdict's are the new ones
+        out["cases"][index] = {
+            **case, **score_fields(score), "outcome": outcome,
+            "skip_reason": NOTHING_TO_SCORE if outcome is Outcome.SKIPPED else None}
         diffs[case["case_id"]] = [d.to_json() for d in score.diff]
     return finalize(out, in_progress=dump.get("in_progress", False)), diffs

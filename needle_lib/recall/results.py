@@ -14,10 +14,21 @@ the HTML report: 24 MB from one case. A cut is flagged in the case (``answer_cut
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from statistics import fmean, median
-from typing import Any
+from typing import Any, Literal, TypeVar, cast
 
 from needle_lib.contract.outcome import Outcome, is_policy_skip, is_scored
+from needle_lib.contract.records import (
+    AnswerFields,
+    Composition,
+    RecallCaseRecord,
+    RecallDump,
+    RecallHeader,
+    RecallSummary,
+    ScoreFields,
+)
 from needle_lib.llm.protocol import ChatResult
 from needle_lib.llm.truncation import PromptCount, served_prompt_tokens
 from needle_lib.recall.prompt import PROMPT_VERSION
@@ -44,7 +55,7 @@ INVALID_STATUS = "✗ INVALID"
 INCOMPLETE_STATUS = "⚠ INCOMPLETE"
 
 
-def run_status(dump: dict[str, Any]) -> str:
+def run_status(dump: RecallDump) -> str:
     """``ok``, or the flags of a run that is invalid (with its error count) or incomplete."""
     flags = []
     if not dump["valid"]:
@@ -58,13 +69,13 @@ def _kept(text: str | None) -> str | None:
     return text[:STORED_ANSWER_CHARS] if text is not None else None
 
 
-def answer_fields(result: ChatResult) -> dict[str, Any]:
+def answer_fields(result: ChatResult) -> AnswerFields:
     """The case fields of an answer, each text cut to ``STORED_ANSWER_CHARS``; a cut adds
     ``answer_cut``: the length in characters of each field that was cut."""
     cut = {name: len(text) for name, text in (("response", result.content),
                                               ("reasoning", result.reasoning))
            if text is not None and len(text) > STORED_ANSWER_CHARS}
-    return {
+    fields: AnswerFields = {
         "response": _kept(result.content),
         "reasoning": _kept(result.reasoning),
         "finish_reason": result.finish_reason,
@@ -75,11 +86,13 @@ def answer_fields(result: ChatResult) -> dict[str, Any]:
         "attempts": result.attempts,
         "prompt_count": result.prompt_count,
         "answer_truncated_by_needle": result.truncated_by_needle,
-        **({"answer_cut": cut} if cut else {}),
     }
+    if cut:
+        fields["answer_cut"] = cut
+    return fields
 
 
-def stored_result(case: dict[str, Any]) -> ChatResult:
+def stored_result(case: AnswerFields | RecallCaseRecord | dict[str, Any]) -> ChatResult:
     """The answer a dump recorded for ``case``, to re-score without asking again."""
     return ChatResult(
         content=case["response"] or "",
@@ -98,21 +111,27 @@ def stored_result(case: dict[str, Any]) -> ChatResult:
 def stored_answer_fields(case: dict[str, Any]) -> dict[str, Any]:
     """The answer fields of a stored case as ``answer_fields`` wrote them, its cut flag
     included (the stored text is within the cap already)."""
+    # TODO(merge): RecallCaseRecord in, AnswerFields out, once plugin.resume keeps typed
+    # cases (it hands and takes plain dicts today).
     fields = answer_fields(stored_result(case))
     if case.get("answer_cut"):
         fields["answer_cut"] = case["answer_cut"]
-    return fields
+    return cast(dict[str, Any], fields)
 
 
-def score_fields(score: Score) -> dict[str, Any]:
-    data = score.to_json()
-    return {key: data[key] for key in (
-        "matched", "scored", "ratio", "passed", "hallucinated", "reindented", "bonus",
-        "missing", "composition",
-    )}
+def score_fields(score: Score) -> ScoreFields:
+    return {"matched": score.matched, "scored": score.scored, "ratio": round(score.ratio, 6),
+            "passed": score.passed, "hallucinated": score.hallucinated,
+            "reindented": score.reindented, "bonus": score.bonus, "missing": score.missing,
+            "composition": score.composition}
 
 
-def new_dump(header: dict[str, Any]) -> dict[str, Any]:
+def new_dump(header: RecallHeader | dict[str, Any]) -> dict[str, Any]:
+    """A dump of no case yet: the state, ``header`` (a run's setup), then the cases and the
+    summary, in the order every dump has had; ``finalize`` fills in the summary.
+
+    TODO(merge): a ``RecallDump`` out, once ``recall.merge`` and ``plugin.resume`` take one
+    (``recall.journal.fold`` is the typed way in)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "benchmark": "recall",
@@ -127,36 +146,50 @@ def new_dump(header: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def summarize(cases: list[dict[str, Any]], expected: int) -> dict[str, Any]:
-    outcomes = [c["outcome"] for c in cases]
-    valid = [c for c in cases if is_scored(c["outcome"])]
-    matched = sum(c["matched"] for c in valid)
-    scored = sum(c["scored"] for c in valid)
-    latencies = [c["latency_s"] for c in valid if c.get("latency_s") is not None]
+def _scored(case: RecallCaseRecord) -> tuple[RecallCaseRecord, Composition] | None:
+    """``case`` and its composition when it is a quality result (a scored case carries its
+    score: the schema checks that of every dump read)."""
+    if not is_scored(case["outcome"]) or (composition := case.get("composition")) is None:
+        return None
+    return case, composition
+
+
+def summarize(cases: Sequence[RecallCaseRecord], expected: int) -> RecallSummary:
+    """A dump's summary of its ``cases``."""
+    outcomes = Counter(c["outcome"] for c in cases)
+    valid = [found for c in cases if (found := _scored(c)) is not None]
+    matched = sum(c["matched"] or 0 for c, _ in valid)
+    scored = sum(c["scored"] or 0 for c, _ in valid)
+    latencies = [latency for c, _ in valid if (latency := c.get("latency_s")) is not None]
     served = [n for c in cases if c.get("prompt_count") != PromptCount.CACHE_HIT
               and (n := served_prompt_tokens(c.get("usage"), c.get("timings"))) is not None]
-    estimated = [c["prompt_tokens_est"] for c in cases if c.get("prompt_tokens_est")]
+    estimated = [tokens for c in cases if (tokens := c.get("prompt_tokens_est"))]
 
-    def part(name: str, key: str) -> int:
-        return sum(c["composition"][name][key] for c in valid)
+    def part(name: Literal["code", "prose"], key: Literal["matched", "total"]) -> int:
+        return sum(composition[name][key] for _, composition in valid)
 
+    # The outcome counts are keyed by ``summary_key`` (tests/test_recall_records.py checks
+    # the two agree), in the contract's order.
     return {
         "cases": len(cases),
         "expected": expected,
         "not_run": max(0, expected - len(cases)),
-        **{summary_key(outcome): outcomes.count(outcome) for outcome in Outcome},
+        "passed": outcomes[Outcome.PASSED],
+        "failed": outcomes[Outcome.FAILED],
+        "errors": outcomes[Outcome.ERROR],
+        "skipped": outcomes[Outcome.SKIPPED],
         # Skips that are verdicts: answered, with nothing to score under the policy.
         "unscored": sum(is_policy_skip(c) for c in cases),
         "matched": matched,
         "scored": scored,
         "matched_pct": round(100 * matched / scored, 2) if scored else None,
-        "pass_rate": round(100 * outcomes.count(PASSED) / len(valid), 2) if valid else None,
-        "hallucinated": sum(c["hallucinated"] for c in valid),
-        "reindented": sum(c["reindented"] for c in valid),
-        "bonus": sum(c["bonus"] for c in valid),
+        "pass_rate": round(100 * outcomes[PASSED] / len(valid), 2) if valid else None,
+        "hallucinated": sum(c["hallucinated"] or 0 for c, _ in valid),
+        "reindented": sum(c["reindented"] or 0 for c, _ in valid),
+        "bonus": sum(c["bonus"] or 0 for c, _ in valid),
         "code": {"matched": part("code", "matched"), "total": part("code", "total")},
         "prose": {"matched": part("prose", "matched"), "total": part("prose", "total")},
-        "blank_skipped": sum(c["composition"]["blank_skipped"] for c in valid),
+        "blank_skipped": sum(composition["blank_skipped"] for _, composition in valid),
         "latency_s": {
             "mean": round(fmean(latencies), 4) if latencies else None,
             "p50": round(median(latencies), 4) if latencies else None,
@@ -171,16 +204,21 @@ def summarize(cases: list[dict[str, Any]], expected: int) -> dict[str, Any]:
     }
 
 
-def finalize(dump: dict[str, Any], *, in_progress: bool) -> dict[str, Any]:
+#: A dump as ``finalize`` is handed it: a ``RecallDump``, or (TODO(merge): ``recall.merge``
+#: and ``recall.rescore`` until they hold one) the same as a plain dict.
+DumpT = TypeVar("DumpT", RecallDump, dict[str, Any])
+
+
+def finalize(dump: DumpT, *, in_progress: bool) -> DumpT:
     """Recompute the derived fields of ``dump`` from its cases."""
     cases = dump["cases"]
     expected = dump.get("expected_cases", len(cases))
     summary = summarize(cases, expected)
     dump["summary"] = summary
     dump["in_progress"] = in_progress
-    dump["valid"] = summary[summary_key(Outcome.ERROR)] == 0
+    dump["valid"] = summary["errors"] == 0
     # Complete means every case was asked and answered (a policy skip was); errors are
     # reported by ``valid`` instead.
-    not_answered = summary[summary_key(SKIPPED)] - summary["unscored"]
+    not_answered = summary["skipped"] - summary["unscored"]
     dump["complete"] = not in_progress and summary["not_run"] == 0 and not_answered == 0
     return dump

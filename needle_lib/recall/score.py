@@ -23,6 +23,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
+from needle_lib.contract.records import Composition
 from needle_lib.recall.corpus import ScoringPolicy, split_lines
 from needle_lib.recall.extract import BLANK, CODE, PROSE_KINDS
 
@@ -110,7 +111,7 @@ class Score:
     reindented: int
     bonus: int
     missing: int
-    composition: dict[str, dict[str, int] | int]
+    composition: Composition
     diff: list[DiffLine] = field(default_factory=list)
 
     @property
@@ -237,10 +238,10 @@ def score_answer(
             status_of[j] = MISSING
     bonus_count = sum(1 for _, j in [*pairs, *reindent] if j >= len(expected) and strict[j])
     hallucinated = sum(1 for i, line in enumerate(lines) if i not in used_answer and line.strip())
-    composition: dict[str, dict[str, int] | int] = {
-        name: {"matched": m, "total": t} for name, (m, t) in counts.items()
-    }
-    composition["blank_skipped"] = kinds.count(BLANK)
+    (code_matched, code_total), (prose_matched, prose_total) = counts["code"], counts["prose"]
+    composition: Composition = {"code": {"matched": code_matched, "total": code_total},
+                                "prose": {"matched": prose_matched, "total": prose_total},
+                                "blank_skipped": kinds.count(BLANK)}
     diff = _diff(lines, window, len(expected), kinds, sorted([*pairs, *reindent]), status_of,
                  {i for i, _ in reindent})
     return Score(matched, scored, hallucinated, reindented, bonus_count, missing, composition, diff)

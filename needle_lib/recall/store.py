@@ -27,16 +27,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Final
 
-from needle_lib.jsonio import read_json, write_json_atomic
+from needle_lib.contract.records import RecallDump
+from needle_lib.jsonio import JSONObject, json_object, read_json, write_json_atomic
 from needle_lib.names import safe_file_name
 
 RUNS_DIR = "runs"
 #: The dump key naming the run file a dump (or a view's copy) was stored as.
-STORED_AS = "stored_as"
+STORED_AS: Final = "stored_as"
 #: The dump key saying whether the run used its corpus's default selection and policy.
-DEFAULT_SELECTION = "default_selection"
+DEFAULT_SELECTION: Final = "default_selection"
 
 
 def pair_name(corpus: str, model_key: str) -> str:
@@ -87,12 +88,13 @@ class ResultStore:
             found.append(view)
         return found
 
-    def save(self, pair: str, run: Path, dump: dict[str, Any]) -> None:
+    def save(self, pair: str, run: Path, dump: RecallDump) -> None:
         """Write ``dump`` to its run file, and point the pair's view at it unless the view
         holds a better run: a default run beats any other, a complete one an incomplete
         one, and among equals the latest wins (so a ``--sample 3`` run fills an empty view,
         but never replaces a default run)."""
-        stored = {**dump, STORED_AS: self._relative(run)}
+        stored = dump.copy()
+        stored[STORED_AS] = self._relative(run)
         write_dump(run, stored)
         view = self.latest_path(pair)
         with self._locked(pair):
@@ -135,7 +137,7 @@ class ResultStore:
             yield
 
 
-def _point(view: Path, run: Path, dump: dict[str, Any]) -> None:
+def _point(view: Path, run: Path, dump: RecallDump) -> None:
     """Make ``view`` a relative link to ``run`` (swapped in atomically: a reader sees the
     old view or the new one); a copy of ``dump`` where symlinks are refused."""
     link = view.with_name(f".{view.name}.{os.getpid()}.link")
@@ -148,7 +150,7 @@ def _point(view: Path, run: Path, dump: dict[str, Any]) -> None:
     os.replace(link, view)
 
 
-def write_dump(path: Path, dump: dict[str, Any]) -> None:
+def write_dump(path: Path, dump: RecallDump) -> None:
     """Write a recall dump as its state calls for. In progress, it is rewritten after
     every case: json's C encoder (indenting switches to the pure-Python one) and no fsync
     (a killed run keeps its last rewrite whole; the final write is durable). Finished, it
@@ -157,7 +159,7 @@ def write_dump(path: Path, dump: dict[str, Any]) -> None:
     write_json_atomic(path, dump, indent=None if in_progress else 1, durable=not in_progress)
 
 
-def _rank(dump: dict[str, Any]) -> tuple[bool, bool]:
+def _rank(dump: RecallDump | JSONObject) -> tuple[bool, bool]:
     """How well a dump stands for its pair: default selection first, then complete. A dump
     from before the store counts as default: that is what it replaces otherwise."""
     return bool(dump.get(DEFAULT_SELECTION, True)), bool(dump.get("complete"))
@@ -170,14 +172,16 @@ def _run_order(path: Path) -> tuple[str, int]:
     return day + clock, int(number) if number.isdigit() else 1
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+def _read(path: Path) -> JSONObject | None:
+    """The JSON object in ``path`` as it stands (a view a concurrent run may be writing, or
+    a dump from before the store), unchecked: only its ``stored_as`` and rank are read."""
     try:
-        data = read_json(path)
+        return json_object(read_json(path))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
 
 
 def _stored_as(path: Path) -> str | None:
     data = _read(path)
-    return data.get(STORED_AS) if data else None
+    stored = data.get(STORED_AS) if data else None
+    return stored if isinstance(stored, str) else None

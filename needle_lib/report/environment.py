@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from needle_lib.contract.records import CorpusDescription, RecallDump
 from needle_lib.llm.config import REFERENCE_BASE_URL
 from needle_lib.provenance import fixture_sources
 from needle_lib.redact import MASK, redact_url
@@ -50,7 +51,7 @@ class RunSubject:
     #: (key, model id, base URL, config source) per model
     models: Sequence[tuple[str, str, str, str]] = ()
     #: each corpus's dump block (``Corpus.describe()``)
-    corpora: Sequence[Mapping[str, Any]] = ()
+    corpora: Sequence[CorpusDescription] = ()
     #: each engine with its env-tuned mode, if it has one (``search_summary.engine_label``)
     engines: Sequence[str] = ()
     #: (path, rows, sha256) of the query file
@@ -59,7 +60,7 @@ class RunSubject:
     judge: tuple[str, str] | None = None
 
 
-def finished_subject(dumps: Sequence[Mapping[str, Any]],
+def finished_subject(dumps: Sequence[RecallDump],
                      reports: Sequence[Mapping[str, Any]]) -> RunSubject:
     models = {d["model"]["key"]: (d["model"]["key"], d["model"]["name"],
                                   d["model"]["request"]["base_url"],
@@ -84,7 +85,7 @@ def model_line(key: str, name: str, base_url: str, source: str) -> str:
     return f"{key}: model {name} at {public_url(base_url)} ({config})"
 
 
-def corpus_line(corpus: Mapping[str, Any], sources: dict[str, str] | str) -> str:
+def corpus_line(corpus: CorpusDescription, sources: dict[str, str] | str) -> str:
     files = corpus["files"]
     shown = ", ".join(files[:2]) + (f" and {len(files) - 2} more" if len(files) > 2 else "")
     line = (f"{corpus['name']}: {shown} · {corpus['lines']:,} lines · "

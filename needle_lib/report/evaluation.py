@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from markupsafe import Markup
 
 from needle_lib.contract.outcome import Outcome
+from needle_lib.contract.records import BenchCaseRecord, RecallCaseRecord, RecallDump, RecallSummary
 from needle_lib.contract.report import SearchReport
 from needle_lib.contract.schema import engine_modes_of
 from needle_lib.recall.results import run_status, summary_key
@@ -121,18 +121,19 @@ class SettledCases:
         return self.pairs.get(pair, PairCases())
 
 
-def recall_why(case: dict[str, Any], outcome: Outcome) -> str | None:
+def recall_why(case: RecallCaseRecord, outcome: Outcome) -> str | None:
     """Why a recall case came out as it did, in one line."""
     if outcome == Outcome.SKIPPED:
         return case.get("skip_reason")
-    if outcome == Outcome.ERROR or not case.get("scored"):
+    ratio = case.get("ratio")
+    if outcome == Outcome.ERROR or not case.get("scored") or ratio is None:
         return case.get("error") or case.get("teardown_error")
     return (f"matched {case['matched']}/{case['scored']} lines "
-            f"({100 * case['ratio']:.0f}%) · hallucinated {case['hallucinated']} · "
+            f"({100 * ratio:.0f}%) · hallucinated {case['hallucinated']} · "
             f"reindented {case['reindented']}")
 
 
-def search_why(case: dict[str, Any], outcome: Outcome) -> str | None:
+def search_why(case: BenchCaseRecord, outcome: Outcome) -> str | None:
     """Why a search case came out as it did, in one line."""
     if outcome == Outcome.SKIPPED:
         return case.get("skip_reason")
@@ -171,11 +172,13 @@ def _pct(value: float | None) -> str | None:
     return None if value is None else f"{value:.1f}%"
 
 
-def _counts(summary: dict[str, Any]) -> dict[str, int]:
-    return {outcome.value: summary[summary_key(outcome)] for outcome in Outcome}
+def _counts(summary: RecallSummary) -> dict[str, int]:
+    counts = {"passed": summary["passed"], "failed": summary["failed"],
+              "errors": summary["errors"], "skipped": summary["skipped"]}
+    return {outcome.value: counts[summary_key(outcome)] for outcome in Outcome}
 
 
-def recall_section(pair: str, dump: dict[str, Any], cases: PairCases) -> Section:
+def recall_section(pair: str, dump: RecallDump, cases: PairCases) -> Section:
     s = dump["summary"]
     status = run_status(dump)
     return Section(
@@ -206,7 +209,7 @@ def search_section(pair: str, report: SearchReport, cases: PairCases) -> Section
         skip_reasons=tuple(cases.skip_reasons.most_common(SHOWN_SKIP_REASONS)))
 
 
-def recall_table(dumps: Sequence[dict[str, Any]]) -> Table:
+def recall_table(dumps: Sequence[RecallDump]) -> Table:
     """Every pair's figures, the terminal's columns (``report.terminal.summary_table``)."""
     head = ("corpus", "model", "prompt tokens", "cases", "passed", "failed", "errors",
             "skipped", "matched", "pass rate", "hallucinated", "reindented", "bonus", "status")
@@ -221,7 +224,7 @@ def recall_table(dumps: Sequence[dict[str, Any]]) -> Table:
     return Table(head, tuple(rows))
 
 
-def evaluation_html(recall: Sequence[tuple[str, dict[str, Any]]],
+def evaluation_html(recall: Sequence[tuple[str, RecallDump]],
                     search: Sequence[tuple[str, SearchReport]],
                     settled: SettledCases) -> Markup:
     """The summary block: recall pairs (``(pair, dump)``) and search benches

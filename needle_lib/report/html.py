@@ -12,7 +12,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from needle_lib.contract.records import SearchCaseRecord, SearchResultRecord
+from needle_lib.contract.records import RecallCaseRecord, SearchCaseRecord, SearchResultRecord
 from needle_lib.report.evaluation import COLORS, DIFF_LEGEND
 from needle_lib.report.terminal import STYLES, case_headline, composition_line
 from needle_lib.templates import render
@@ -26,8 +26,7 @@ class DiffLine:
     style: str
 
 
-# TODO(merge): RecallCaseRecord once report.terminal and the composition are typed (recallrec)
-def diff_html(case: dict[str, Any], diff: Iterable[Sequence[str]]) -> Markup:
+def diff_html(case: RecallCaseRecord, diff: Iterable[Sequence[str]]) -> Markup:
     """The case's one rendering in the report: headline, composition, legend, coloured
     diff (the plain-text failure message is dropped from the log, see the controller)."""
     lines = [DiffLine(status, STYLES[status][0], text, COLORS[status])

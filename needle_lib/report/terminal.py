@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from needle_lib.contract.records import Composition, RecallCaseRecord, RecallDump, RecallSummary
 from needle_lib.recall.effective_length import RULE, describe, effective_lengths
 from needle_lib.recall.results import run_status
 
@@ -42,9 +43,10 @@ def render_diff(diff: Iterable[Sequence[str]], *, color: bool) -> str:
     return "\n".join(out)
 
 
-def case_headline(case: dict[str, Any]) -> str:
+def case_headline(case: RecallCaseRecord) -> str:
     verdict = "PASS" if case.get("passed") else "FAIL"
-    pct = f"{100 * case['ratio']:.0f}%" if case.get("scored") else "n/a"
+    ratio = case["ratio"]
+    pct = f"{100 * ratio:.0f}%" if case.get("scored") and ratio is not None else "n/a"
     return (
         f"=== {case['function']}  [{verdict}]  matched={case['matched']}/{case['scored']} ({pct})"
         f"  hallucinated={case['hallucinated']}  reindented={case['reindented']}"
@@ -52,7 +54,9 @@ def case_headline(case: dict[str, Any]) -> str:
     )
 
 
-def composition_line(composition: dict[str, Any]) -> str:
+def composition_line(composition: Composition | None) -> str:
+    if composition is None:
+        return "composition: none (the case was not scored)"
     code, prose = composition["code"], composition["prose"]
     return (
         f"composition: code {code['matched']}/{code['total']} · prose "
@@ -60,7 +64,7 @@ def composition_line(composition: dict[str, Any]) -> str:
     )
 
 
-def explain_case(case: dict[str, Any], diff: Iterable[Sequence[str]], *, color: bool) -> str:
+def explain_case(case: RecallCaseRecord, diff: Iterable[Sequence[str]], *, color: bool) -> str:
     """The failure message of a recall case: headline, composition, coloured diff."""
     return "\n".join(
         [
@@ -76,18 +80,18 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}%"
 
 
-def prompt_size(summary: dict[str, Any]) -> str:
+def prompt_size(summary: RecallSummary) -> str:
     """The run's median prompt in tokens: as the server counted it, else ``≈`` the estimate
     under the reference tokenizer (before any answer, or from a server without usage)."""
-    sizes = summary.get("prompt_tokens") or {}
-    if sizes.get("served"):
-        return f"{sizes['served'] / 1000:.1f}K"
-    if sizes.get("estimate"):
-        return f"≈{sizes['estimate'] / 1000:.1f}K"
+    sizes = summary.get("prompt_tokens")
+    if sizes and (served := sizes.get("served")):
+        return f"{served / 1000:.1f}K"
+    if sizes and (estimate := sizes.get("estimate")):
+        return f"≈{estimate / 1000:.1f}K"
     return "—"
 
 
-def summary_table(dumps: Sequence[dict[str, Any]], *, color: bool) -> str:
+def summary_table(dumps: Sequence[RecallDump], *, color: bool) -> str:
     """One row per (corpus, model) dump; ``tokens`` is the median prompt (see prompt_size).
     The name columns widen to the longest name, so a long ``repo_…`` corpus or model id
     never pushes the numbers out from under their headings."""
