@@ -7,7 +7,7 @@ not classes); each is built in one place: cases by :func:`recall_case_record`,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, TypedDict, final
+from typing import TYPE_CHECKING, Annotated, Literal, NotRequired, TypedDict, final
 
 from msgspec import Meta
 
@@ -277,7 +277,7 @@ class RecallRecord(_CaseRecordBase):
 
     kind: Literal["recall"]
     #: The run's setup, which the dump records (``recall.plan.RecallPlan.header``).
-    header: dict[str, Any]
+    header: RecallHeader
     case: RecallCaseRecord
     #: Report-only detail: the case's line diff (shown, never dumped).
     diff: NotRequired[list[list[str]]]

@@ -24,7 +24,7 @@ from needle_lib.plugin.collect import recall_case_of, recall_plan
 from needle_lib.plugin.resume import is_kept, stored_answer
 from needle_lib.plugin.scorecard import Scorecard
 from needle_lib.plugin.settings import run_state, settings, use_color
-from needle_lib.plugin.shard import part_fields
+from needle_lib.plugin.shard import part_shard
 from needle_lib.recall.dispatch import RecallDispatcher
 from needle_lib.recall.plan import RecallCase, RecallClients, ask, preflight
 from needle_lib.recall.results import answer_fields, stored_result
@@ -68,9 +68,10 @@ def recall_answer(
 ) -> ChatResult:
     config = request.config
     plan = recall_plan(config)
-    scorecard.open_recall(
-        recall_case.pair, {**plan.header(recall_case), **part_fields(config, recall_case.pair)},
-        recall_case_record(**recall_case.case_fields()))
+    header = plan.header(recall_case).copy()  # the plan's is shared by the pair's cases
+    if (shard := part_shard(config, recall_case.pair)) is not None:
+        header["shard"] = shard
+    scorecard.open_recall(recall_case.pair, header, recall_case_record(**recall_case.case_fields()))
     scorecard.set_detail("messages", plan.messages_for(recall_case))
     stored = stored_answer(config, recall_case)
     if stored is not None:

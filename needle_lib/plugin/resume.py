@@ -47,7 +47,7 @@ import pytest
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.benches.runfiles import read_run
 from needle_lib.contract.outcome import is_answered
-from needle_lib.contract.records import RecallCaseRecord, SearchCaseRecord
+from needle_lib.contract.records import AnswerFields, RecallCaseRecord, SearchCaseRecord
 from needle_lib.contract.schema import ResumedFromRecord, SchemaError, validate_recall_dump
 from needle_lib.contract.setup import SetupMismatch, resume_source, setup_differences
 from needle_lib.contract.setup import refusal as setup_refusal
@@ -455,11 +455,11 @@ def _kept_record(config: pytest.Config, case: RecallCase | SearchCase) -> KeptCa
     return stored.record(case_key(case)) if stored is not None else None
 
 
-def stored_answer(config: pytest.Config, case: RecallCase) -> dict[str, Any] | None:
+def stored_answer(config: pytest.Config, case: RecallCase) -> AnswerFields | None:
     """The answer fields (``recall.results.answer_fields``) the resumed run stored for
     ``case``, or None when it is to be asked."""
     stored = cast("RecallCaseRecord | None", _kept_record(config, case))
-    return stored_answer_fields(dict(stored)) if stored is not None else None
+    return stored_answer_fields(stored) if stored is not None else None
 
 
 def stored_case(config: pytest.Config, case: SearchCase) -> SearchCaseRecord | None:

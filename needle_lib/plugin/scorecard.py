@@ -17,6 +17,7 @@ from needle_lib.contract.records import (
     BenchCaseRecord,
     CaseRecord,
     RecallCaseRecord,
+    RecallHeader,
     RecallRecord,
     SearchRecord,
 )
@@ -31,7 +32,7 @@ class Scorecard:
         self.color = color
         self.record: CaseRecord | None = None
 
-    def open_recall(self, pair: str, header: dict[str, Any], case: RecallCaseRecord) -> None:
+    def open_recall(self, pair: str, header: RecallHeader, case: RecallCaseRecord) -> None:
         """Start this recall case's record; later updates reach the controller with the
         report."""
         self._open(RecallRecord(kind="recall", pair=pair, header=header, case=case))

@@ -20,10 +20,11 @@ run itself, so a (corpus, model) pair must stay on one worker).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
+from needle_lib.contract.records import ShardRecord
 from needle_lib.plugin.collect import case_of, recall_plan, runs_recall
 from needle_lib.plugin.settings import WorkerNode, settings
 from needle_lib.recall.plan import RecallCase
@@ -85,20 +86,14 @@ def select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
         items[:] = kept
 
 
-def part_fields(config: pytest.Config, pair: str) -> dict[str, Any]:
-    """Dump-header fields of a part (``--shard-by case``): which shard wrote it and which
-    cases it was given, so ``needle merge`` can name what is missing."""
+def part_shard(config: pytest.Config, pair: str) -> ShardRecord | None:
+    """The dump-header ``shard`` of a part (``--shard-by case``): which shard wrote it and
+    which cases it was given, so ``needle merge`` can name what is missing."""
     run = settings(config)
     if run.shard is None or not run.writes_parts:
-        return {}
-    return {
-        "shard": {
-            "index": run.shard.index,
-            "count": run.shard.count,
-            "by": "case",
-            "case_ids": config.stash.get(_assigned_key, {}).get(pair, []),
-        }
-    }
+        return None
+    return ShardRecord(index=run.shard.index, count=run.shard.count, by="case",
+                       case_ids=config.stash.get(_assigned_key, {}).get(pair, []))
 
 
 def explicit_dist(config: pytest.Config) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from statistics import fmean, median
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar
 
 from needle_lib.contract.outcome import Outcome, is_policy_skip, is_scored
 from needle_lib.contract.records import (
@@ -108,15 +108,13 @@ def stored_result(case: AnswerFields | RecallCaseRecord | dict[str, Any]) -> Cha
     )
 
 
-def stored_answer_fields(case: dict[str, Any]) -> dict[str, Any]:
+def stored_answer_fields(case: RecallCaseRecord) -> AnswerFields:
     """The answer fields of a stored case as ``answer_fields`` wrote them, its cut flag
     included (the stored text is within the cap already)."""
-    # TODO(merge): RecallCaseRecord in, AnswerFields out, once plugin.resume keeps typed
-    # cases (it hands and takes plain dicts today).
     fields = answer_fields(stored_result(case))
-    if case.get("answer_cut"):
-        fields["answer_cut"] = case["answer_cut"]
-    return cast(dict[str, Any], fields)
+    if cut := case.get("answer_cut"):
+        fields["answer_cut"] = cut
+    return fields
 
 
 def score_fields(score: Score) -> ScoreFields:
