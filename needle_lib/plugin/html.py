@@ -121,14 +121,17 @@ def _judge_prompts(plan: SearchPlan) -> str:
 
 
 def planned_subject(config: pytest.Config) -> RunSubject:
-    """What the run plans to evaluate (the plans are built when the session starts)."""
+    """What the run plans to evaluate (the plans are built when the session starts).
+
+    No corpus: describing one reads it whole (text, lines, token count), and ``-k`` has not
+    chosen yet, so ``pytest evals -k news`` would read every recall corpus to list none
+    (96 MB more peak memory, ``benchmarks/search_scale.py``). The corpora that ran are
+    listed from their dumps when the session ends (``HtmlReport.summarise``)."""
     recall = config.stash.get(plan_key, None)
     subject = RunSubject()
     if recall is not None and recall.cases:
         subject = replace(
-            subject,
-            models=[(m.key, m.name, m.base_url, m.source) for m in recall.models],
-            corpora=[suite.corpus.describe() for suite in recall.suites])
+            subject, models=[(m.key, m.name, m.base_url, m.source) for m in recall.models])
     if settings(config).has_query_set:
         plan = search_plan(config)
         subject = replace(subject,
