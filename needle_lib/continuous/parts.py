@@ -144,7 +144,7 @@ class GroupRun:
     the run is in progress: nothing is written for it)."""
 
     run: PublishedRun
-    merged: dict[str, Any] | None  # TODO(merge): recall.merge.Merged.dump, as merge types it
+    merged: dict[str, Any] | None  # as kernel.merge.Merged holds it
     parts: int
 
 

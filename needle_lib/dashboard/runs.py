@@ -110,8 +110,9 @@ class Run:
         return self.summary["prompt_tokens"]["served"]
 
     @cached_property
-    def summary(self) -> dict[str, Any]:  # TODO(merge): RecallSummary once charts.py reads
-        # its keys as literals (composition_figure names them in a loop)
+    def summary(self) -> dict[str, Any]:
+        # a plain dict, not RecallSummary: charts.composition_figure reads its keys by name
+        # in a loop, which a TypedDict only allows for literal keys
         return dict(summarize(self.cases, self.dump.get("expected_cases", len(self.cases))))
 
     @property

@@ -128,8 +128,9 @@ def new_dump(header: RecallHeader | dict[str, Any]) -> dict[str, Any]:
     """A dump of no case yet: the state, ``header`` (a run's setup), then the cases and the
     summary, in the order every dump has had; ``finalize`` fills in the summary.
 
-    TODO(merge): a ``RecallDump`` out, once ``recall.merge`` and ``plugin.resume`` take one
-    (``recall.journal.fold`` is the typed way in)."""
+    A plain dict in and out: ``recall.merge`` builds a dump from a part's header as read
+    (``kernel.merge`` holds parts untyped) and ``plugin.resume`` compares setups on one;
+    ``recall.journal.fold`` is the typed way in."""
     return {
         "schema_version": SCHEMA_VERSION,
         "benchmark": "recall",
@@ -202,8 +203,8 @@ def summarize(cases: Sequence[RecallCaseRecord], expected: int) -> RecallSummary
     }
 
 
-#: A dump as ``finalize`` is handed it: a ``RecallDump``, or (TODO(merge): ``recall.merge``
-#: and ``recall.rescore`` until they hold one) the same as a plain dict.
+#: A dump as ``finalize`` is handed it: a ``RecallDump``, or the same as a plain dict
+#: (``recall.merge`` and ``recall.rescore`` hold one, see ``new_dump``).
 DumpT = TypeVar("DumpT", RecallDump, dict[str, Any])
 
 
