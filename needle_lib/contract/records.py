@@ -413,9 +413,8 @@ class ResumedFrom(TypedDict):
     cases_kept: int
 
 
-class RecallHeader(TypedDict):
-    """A recall run's setup (``recall.plan.RecallPlan.header``), the first line of its
-    journal; a dump holds these keys between its state and its cases."""
+class _RecallSetup(TypedDict):
+    """The setup keys a recall run's header and its dump share."""
 
     corpus: RecallCorpus
     model: RecallModel
@@ -427,10 +426,16 @@ class RecallHeader(TypedDict):
     #: git_revision; the search header carries the same).
     package: dict[str, str]
     expected_cases: int
-    #: The corpus's own selection and policy: only such a run becomes the pair's latest view.
-    default_selection: bool
     shard: NotRequired[ShardRecord]
     resumed_from: NotRequired[ResumedFrom]
+
+
+class RecallHeader(_RecallSetup):
+    """A recall run's setup (``recall.plan.RecallPlan.header``), the first line of its
+    journal; a dump holds these keys between its state and its cases."""
+
+    #: The corpus's own selection and policy: only such a run becomes the pair's latest view.
+    default_selection: bool
 
 
 class LatencySummary(TypedDict):
@@ -473,7 +478,7 @@ class RecallSummary(TypedDict):
     prompt_tokens: PromptTokensSummary
 
 
-class RecallDump(TypedDict):
+class RecallDump(_RecallSetup):
     """``results/<corpus>__<model>.json``; built by ``recall.results.new_dump``, in this
     key order: the state, the header (``RecallHeader``), the cases, the summary, then what
     happened to the run afterwards."""
@@ -485,18 +490,10 @@ class RecallDump(TypedDict):
     in_progress: bool
     complete: bool
     valid: bool
-    corpus: RecallCorpus
-    model: RecallModel
-    sampling: Sampling
-    scoring: ScoringRecord
-    notes: str
-    package: dict[str, str]
-    expected_cases: int
+    #: absent from dumps written before the result store (they count as default runs)
     default_selection: NotRequired[bool]
-    shard: NotRequired[ShardRecord]
     cases: list[RecallCaseRecord]
     summary: RecallSummary
-    resumed_from: NotRequired[ResumedFrom]
     rescored_from: NotRequired[ScoringRecord]
     #: The run file a dump was stored as (``recall.store.STORED_AS``), relative to the
     #: result store; a latest view that is a copy says which run it copies.
