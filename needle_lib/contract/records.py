@@ -35,9 +35,9 @@ class Composition(TypedDict):
     blank_skipped: Annotated[int, Meta(description="Blank lines left out of the score.")]
 
 
-class RecallCaseRecord(TypedDict):
-    """One recall case in a dump. Every key is present; what does not apply is null (an
-    errored case has no score, a scored one no error)."""
+class CaseIdentity(TypedDict):
+    """Which function a recall case asks about (``recall.plan.RecallCase.case_fields``):
+    the arguments of :func:`recall_case_record`."""
 
     function: str
     case_id: str
@@ -45,6 +45,12 @@ class RecallCaseRecord(TypedDict):
     start_line: int
     signature: str
     prompt_tokens_est: int | None
+
+
+class RecallCaseRecord(CaseIdentity):
+    """One recall case in a dump: its identity, then the rest. Every key is present; what
+    does not apply is null (an errored case has no score, a scored one no error)."""
+
     #: How the served prompt size was read (``llm.truncation.PromptCount``): cached tokens
     #: counted, or a prefix-cache hit told from a truncation.
     prompt_count: str | None
@@ -114,18 +120,6 @@ class ScoreFields(TypedDict):
     bonus: int
     missing: int
     composition: Composition
-
-
-class CaseIdentity(TypedDict):
-    """Which function a recall case asks about (``recall.plan.RecallCase.case_fields``):
-    the arguments of :func:`recall_case_record`."""
-
-    function: str
-    case_id: str
-    file: str
-    start_line: int
-    signature: str
-    prompt_tokens_est: int | None
 
 
 def recall_case_record(*, function: str, case_id: str, file: str, start_line: int, signature: str,
