@@ -13,7 +13,7 @@ from needle_lib.benches.run_reports import SearchReports
 from needle_lib.benches.tables import MemoryTables
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import (
-    SearchRecord,
+    JudgedRecord,
     judged_case_record,
     known_item_case,
     known_item_case_record,
@@ -69,7 +69,7 @@ def test_the_scorecard_attaches_the_record_the_benchmark_opened():
     with pytest.raises(RuntimeError, match="before a benchmark opened"):
         _ = scorecard.case
     case = judged_case_record(query_id="q1", query="nvidia", stratum=None, engine="exa")
-    record = SearchRecord(kind="search", pair="news__q", header={"bench": "news"},  # type: ignore[typeddict-item]
+    record = JudgedRecord(kind="judged", pair="news__q", header={"bench": "news"},  # type: ignore[typeddict-item]
                           case=case)
     scorecard.open(record)
     assert scorecard.case is case

@@ -12,7 +12,7 @@ leave the verdict undecided are an ERROR that is not the engine's.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import cast
+from typing import Generic, TypeVar, cast
 
 from needle_lib.benches.dispatch import SearchDispatcher
 from needle_lib.benches.fetch import CaseWork, JudgedWork, MatchedWork
@@ -24,11 +24,11 @@ from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import (
     BenchCaseRecord,
     JudgedCaseRecord,
+    JudgedRecord,
     KnownItemCaseRecord,
+    KnownItemRecord,
     SearchCaseRecord,
-    SearchRecord,
     judged_case_record,
-    known_item_case,
     known_item_case_record,
 )
 from needle_lib.contract.report import SearchReport
@@ -39,11 +39,13 @@ from needle_lib.kernel.benchmark import CaseVerdict
 
 #: The run ``--resume`` continues for a bench, which its header records.
 ResumedFrom = Callable[[str], ResumedFromRecord | None]
+RecordT = TypeVar("RecordT", JudgedRecord, KnownItemRecord)
 
 
-class SearchBenchmark:
+class SearchBenchmark(Generic[RecordT]):
     """What every search bench shares: the cases of one bench of the plan, the search, the
-    resume and the fold. A bench kind adds its case record and its verdict."""
+    resume and the fold. A bench kind adds its record, how it takes the search's answers,
+    and its verdict."""
 
     def __init__(self, plan: SearchPlan, bench: str, dispatcher: SearchDispatcher,
                  resumed_from: ResumedFrom) -> None:
@@ -58,33 +60,27 @@ class SearchBenchmark:
     def subject(self, case: SearchCase) -> str:
         return f"engine {case.engine}"
 
-    def record(self, case: SearchCase) -> SearchRecord:
+    def record(self, case: SearchCase) -> RecordT:
         header = self.plan.header(case.bench)  # a fresh dict per call
         if (resumed := self.resumed_from(case.bench)) is not None:
             header["resumed_from"] = resumed
-        return SearchRecord(kind="search", pair=self.plan.pair(case.bench), header=header,
-                            case=self.open_case(case))
+        return self.open(case, self.plan.pair(case.bench), header)
 
-    def open_case(self, case: SearchCase) -> BenchCaseRecord:
-        """The case's record before it is run: identity, counters at zero."""
+    def open(self, case: SearchCase, pair: str, header: SearchHeaderRecord) -> RecordT:
+        """The case's record before it is run: its identity, counters at zero."""
         raise NotImplementedError
 
-    def resume(self, case: SearchCase, record: SearchRecord,
-               kept: SearchCaseRecord) -> CaseVerdict:
+    def resume(self, case: SearchCase, record: RecordT, kept: SearchCaseRecord) -> CaseVerdict:
         """The record the resumed run stored (a kept case is of this bench: the store is
         keyed by bench), then ``resumed``; its verdict is decided again from it."""
-        stored = record["case"]
-        if "hit_rank" in stored:
-            stored.update(cast(KnownItemCaseRecord, kept))
-        else:
-            stored.update(cast(JudgedCaseRecord, kept))
-        stored["resumed"] = True
-        return self.verdict(stored, answered=None)
+        record["case"].update(kept)
+        record["case"]["resumed"] = True
+        return self.verdict(record, answered=None)
 
     def ask(self, case: SearchCase) -> CaseWork:
         return self.dispatcher.work(case)
 
-    def score(self, case: SearchCase, answer: CaseWork, record: SearchRecord) -> CaseVerdict:
+    def score(self, case: SearchCase, answer: CaseWork, record: RecordT) -> CaseVerdict:
         stored = record["case"]
         missing = answer.searched.missing_key
         if missing is not None:
@@ -100,15 +96,15 @@ class SearchBenchmark:
             stored["search_error"] = outcome.error
             return CaseVerdict(Outcome.ERROR, f"search failed: {outcome.error}",
                                answered=False)
-        halted = self.take(answer, stored)
-        return halted if halted is not None else self.verdict(stored, answered=True)
+        halted = self.take(answer, record)
+        return halted if halted is not None else self.verdict(record, answered=True)
 
-    def take(self, work: CaseWork, stored: BenchCaseRecord) -> CaseVerdict | None:
-        """Put the searched case's results and their verdicts into ``stored``; the SKIP or
+    def take(self, work: CaseWork, record: RecordT) -> CaseVerdict | None:
+        """Put the searched case's results and their verdicts into ``record``; the SKIP or
         ERROR (the engine answered) when the judge leaves the case undecided."""
         raise NotImplementedError
 
-    def verdict(self, stored: BenchCaseRecord, *, answered: bool | None) -> CaseVerdict:
+    def verdict(self, stored: RecordT, *, answered: bool | None) -> CaseVerdict:
         """PASSED or FAILED, from the record alone (a resumed case's too); the one-line
         summary goes into the record's ``verdict``."""
         raise NotImplementedError
@@ -119,27 +115,28 @@ class SearchBenchmark:
                                complete_run=not in_progress)
 
 
-def _note_judge_seen(stored: BenchCaseRecord, seen: JudgeSeen) -> None:
+def _note_judge_seen(stored: JudgedCaseRecord | KnownItemCaseRecord, seen: JudgeSeen) -> None:
     stored["judge_served_model"] = seen["judge_served_model"]
     stored["judge_output"] = seen["judge_output"]
 
 
-class JudgedBenchmark(SearchBenchmark):
+class JudgedBenchmark(SearchBenchmark[JudgedRecord]):
     """A relevance-judged bench: every result rated; the case passes with a relevant result
     in the top K (the headline, pooled nDCG, needs every engine and is the report's)."""
 
-    def open_case(self, case: SearchCase) -> JudgedCaseRecord:
+    def open(self, case: SearchCase, pair: str, header: SearchHeaderRecord) -> JudgedRecord:
         query = case.query
-        return judged_case_record(query_id=query.query_id, query=query.query,
-                                  stratum=query.stratum, engine=case.engine)
+        return JudgedRecord(kind="judged", pair=pair, header=header, case=judged_case_record(
+            query_id=query.query_id, query=query.query, stratum=query.stratum,
+            engine=case.engine))
 
-    def take(self, work: CaseWork, stored: BenchCaseRecord) -> CaseVerdict | None:
+    def take(self, work: CaseWork, record: JudgedRecord) -> CaseVerdict | None:
         assert isinstance(work, JudgedWork) and work.searched.outcome is not None
+        judged = record["case"]
         if work.unconfigured is not None:
             reason = f"relevance judge not configured: {work.unconfigured}"
-            stored["skip_reason"] = reason
+            judged["skip_reason"] = reason
             return CaseVerdict(Outcome.SKIPPED, reason, answered=True)
-        judged = cast(JudgedCaseRecord, stored)
         verdicts = work.verdicts
         results = [judged_result(result, verdict) for result, verdict
                    in zip(work.searched.outcome.results, verdicts, strict=True)]
@@ -155,7 +152,8 @@ class JudgedBenchmark(SearchBenchmark):
                                f"{len(results)} result(s): {errors[0]}", answered=True)
         return None
 
-    def verdict(self, stored: BenchCaseRecord, *, answered: bool | None) -> CaseVerdict:
+    def verdict(self, record: JudgedRecord, *, answered: bool | None) -> CaseVerdict:
+        stored = record["case"]
         ratings = [r.get("rating") for r in stored["results"]]
         best = max((rating for rating in ratings if rating is not None), default=0)
         summary = (f"{stored['engine']} on {stored['query']!r}: ratings {ratings} "
@@ -166,7 +164,7 @@ class JudgedBenchmark(SearchBenchmark):
         return CaseVerdict(Outcome.PASSED, answered=answered)
 
 
-class KnownItemBenchmark(SearchBenchmark):
+class KnownItemBenchmark(SearchBenchmark[KnownItemRecord]):
     """A known-item bench: the case passes when the gold is in the engine's top K. With
     ``--judge`` the LLM backstop judges the results ranked above the first deterministic
     hit; a miss it could not decide (judge errors, no hit) is an ERROR, not a quality
@@ -179,17 +177,18 @@ class KnownItemBenchmark(SearchBenchmark):
         assert isinstance(known, KnownItemBench)
         self.known = known
 
-    def open_case(self, case: SearchCase) -> KnownItemCaseRecord:
+    def open(self, case: SearchCase, pair: str, header: SearchHeaderRecord) -> KnownItemRecord:
         query = case.query
         gold = self.known.parse_gold(query.gold)  # validated at collection
-        return known_item_case_record(
+        return KnownItemRecord(kind="known_item", pair=pair, header=header,
+                               case=known_item_case_record(
             query_id=query.query_id, query=query.query, stratum=query.stratum,
             engine=case.engine, gold=query.gold, gold_text=self.known.describe(gold),
-            groups=self.known.groups(query.row, gold))
+            groups=self.known.groups(query.row, gold)))
 
-    def take(self, work: CaseWork, stored: BenchCaseRecord) -> CaseVerdict | None:
+    def take(self, work: CaseWork, record: KnownItemRecord) -> CaseVerdict | None:
         assert isinstance(work, MatchedWork)
-        case = known_item_case(stored)
+        case = record["case"]
         results = [matched_result(r, m) for r, m in zip(work.shown, work.matches, strict=True)]
         det_rank = first_rank([m.matched for m in work.matches])
         case["results"] = results
@@ -216,9 +215,9 @@ class KnownItemBenchmark(SearchBenchmark):
                                f"{errors[0]}", answered=True)
         return None
 
-    def verdict(self, stored: BenchCaseRecord, *, answered: bool | None) -> CaseVerdict:
+    def verdict(self, record: KnownItemRecord, *, answered: bool | None) -> CaseVerdict:
         """A miss shows the gold, what the engine returned and why none of it matched."""
-        case = known_item_case(stored)
+        case = record["case"]
         rank = case["hit_rank"]
         if rank is not None:
             how = "judge" if rank != case["det_rank"] else "matcher"
@@ -237,8 +236,12 @@ class KnownItemBenchmark(SearchBenchmark):
         return CaseVerdict(Outcome.FAILED, "\n".join(lines), answered)
 
 
+AnySearchBenchmark = JudgedBenchmark | KnownItemBenchmark
+
+
 def search_benchmark(plan: SearchPlan, bench: str, dispatcher: SearchDispatcher,
-                     resumed_from: ResumedFrom) -> SearchBenchmark:
+                     resumed_from: ResumedFrom) -> AnySearchBenchmark:
     """The benchmark of ``bench``, by its kind."""
-    kind = JudgedBenchmark if bench_named(bench).kind == "judged" else KnownItemBenchmark
-    return kind(plan, bench, dispatcher, resumed_from)
+    if bench_named(bench).kind == "judged":
+        return JudgedBenchmark(plan, bench, dispatcher, resumed_from)
+    return KnownItemBenchmark(plan, bench, dispatcher, resumed_from)

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 from needle_lib.contract.outcome import Outcome
-from needle_lib.contract.records import CaseRecord
 from needle_lib.kernel.benchmark import Benchmark, CaseVerdict
 from needle_lib.plugin.collect import recall_case_of, recall_plan
 from needle_lib.plugin.resume import is_kept, kept_case
@@ -33,8 +32,6 @@ if TYPE_CHECKING:
     from needle_lib.benches.plan import SearchCase
 
 CaseT = TypeVar("CaseT", bound="RecallCase | SearchCase")
-AnswerT = TypeVar("AnswerT")
-RecordT = TypeVar("RecordT", bound=CaseRecord)
 
 
 @pytest.fixture
@@ -42,7 +39,7 @@ def scorecard(request: pytest.FixtureRequest) -> Scorecard:
     return Scorecard(request.node)
 
 
-def settle(config: pytest.Config, benchmark: Benchmark[CaseT, AnswerT, RecordT, Any, Any, Any],
+def settle(config: pytest.Config, benchmark: Benchmark[CaseT, Any, Any, Any, Any, Any],
            case: CaseT, scorecard: Scorecard) -> CaseVerdict:
     """Run ``case`` through its benchmark up to its verdict, in setup: SKIPPED and ERROR
     are raised here; PASSED and FAILED are the test body's to assert."""

@@ -523,7 +523,7 @@ class ControllerResume:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_of(report)
-        if record is None or record["kind"] != "search":
+        if record is None or record["kind"] == "recall":
             return
         bench, case = record["header"]["bench"], record["case"]
         self._reported.add(bench)

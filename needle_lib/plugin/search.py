@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from needle_lib.benches.benchmark import SearchBenchmark, search_benchmark
+from needle_lib.benches.benchmark import AnySearchBenchmark, search_benchmark
 from needle_lib.benches.dispatch import SearchDispatcher
 from needle_lib.benches.plan import SearchCase, SearchClients
 from needle_lib.benches.registry import BENCH_NAMES
@@ -60,7 +60,7 @@ def search_dispatcher(request: pytest.FixtureRequest,
 
 @pytest.fixture(scope="session")
 def search_benchmarks(request: pytest.FixtureRequest,
-                      search_dispatcher: SearchDispatcher) -> dict[str, SearchBenchmark]:
+                      search_dispatcher: SearchDispatcher) -> dict[str, AnySearchBenchmark]:
     """Every bench's benchmark, by name (cheap to make: a plan, a dispatcher)."""
     config = request.config
     plan = search_plan(config)
@@ -71,7 +71,7 @@ def search_benchmarks(request: pytest.FixtureRequest,
 
 @pytest.fixture
 def search_verdict(request: pytest.FixtureRequest, search_case: SearchCase,
-                   search_benchmarks: dict[str, SearchBenchmark],
+                   search_benchmarks: dict[str, AnySearchBenchmark],
                    scorecard: Scorecard) -> CaseVerdict:
     """One query searched on one engine and judged or matched: its verdict."""
     return settle(request.config, search_benchmarks[search_case.bench], search_case,
