@@ -18,7 +18,7 @@ from needle_lib.benches.benchmark import (
     JudgedBenchmark,
     KnownItemBenchmark,
     SearchBenchmark,
-    search_benchmark,
+    SearchBenchmarks,
 )
 from needle_lib.benches.dispatch import SearchDispatcher
 from needle_lib.benches.plan import SearchClients, build_search_plan
@@ -162,7 +162,7 @@ def search_drive(bench: str, queries: Path, *extra: str) -> tuple[Any, dict[str,
     plan = build_search_plan(settings)
     clients = SearchClients(plan, settings.judge_model)
     dispatcher = SearchDispatcher(clients, lambda: [], lambda case: True, 1, all_at_once=False)
-    benchmark = search_benchmark(plan, bench, dispatcher, lambda name: None)
+    benchmark = SearchBenchmarks(plan, dispatcher, lambda name: None).of(bench)
     try:
         report, verdicts = drive(benchmark, benchmark.cases())
     finally:

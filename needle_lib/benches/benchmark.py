@@ -239,9 +239,21 @@ class KnownItemBenchmark(SearchBenchmark[KnownItemRecord]):
 AnySearchBenchmark = JudgedBenchmark | KnownItemBenchmark
 
 
-def search_benchmark(plan: SearchPlan, bench: str, dispatcher: SearchDispatcher,
-                     resumed_from: ResumedFrom) -> AnySearchBenchmark:
-    """The benchmark of ``bench``, by its kind."""
-    if bench_named(bench).kind == "judged":
-        return JudgedBenchmark(plan, bench, dispatcher, resumed_from)
-    return KnownItemBenchmark(plan, bench, dispatcher, resumed_from)
+class SearchBenchmarks:
+    """The benchmark of each bench a run asks, made at its first case: a bench the run does
+    not ask is never imported (a news run loads no known-item matcher, nor the optional
+    libraries some of them use)."""
+
+    def __init__(self, plan: SearchPlan, dispatcher: SearchDispatcher,
+                 resumed_from: ResumedFrom) -> None:
+        self.plan = plan
+        self.dispatcher = dispatcher
+        self.resumed_from = resumed_from
+        self._made: dict[str, AnySearchBenchmark] = {}
+
+    def of(self, bench: str) -> AnySearchBenchmark:
+        """``bench``'s benchmark, by its kind."""
+        if bench not in self._made:
+            kind = JudgedBenchmark if bench_named(bench).kind == "judged" else KnownItemBenchmark
+            self._made[bench] = kind(self.plan, bench, self.dispatcher, self.resumed_from)
+        return self._made[bench]

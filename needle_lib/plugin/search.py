@@ -12,10 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from needle_lib.benches.benchmark import AnySearchBenchmark, search_benchmark
+from needle_lib.benches.benchmark import SearchBenchmarks
 from needle_lib.benches.dispatch import SearchDispatcher
 from needle_lib.benches.plan import SearchCase, SearchClients
-from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.kernel.benchmark import CaseVerdict
 from needle_lib.net.slots import CallSlots
 from needle_lib.plugin.collect import search_case_of, search_plan
@@ -60,19 +59,16 @@ def search_dispatcher(request: pytest.FixtureRequest,
 
 @pytest.fixture(scope="session")
 def search_benchmarks(request: pytest.FixtureRequest,
-                      search_dispatcher: SearchDispatcher) -> dict[str, AnySearchBenchmark]:
-    """Every bench's benchmark, by name (cheap to make: a plan, a dispatcher)."""
+                      search_dispatcher: SearchDispatcher) -> SearchBenchmarks:
     config = request.config
-    plan = search_plan(config)
-    return {name: search_benchmark(plan, name, search_dispatcher,
-                                   lambda bench: resumed_from(config, bench))
-            for name in BENCH_NAMES}
+    return SearchBenchmarks(search_plan(config), search_dispatcher,
+                            lambda bench: resumed_from(config, bench))
 
 
 @pytest.fixture
 def search_verdict(request: pytest.FixtureRequest, search_case: SearchCase,
-                   search_benchmarks: dict[str, AnySearchBenchmark],
+                   search_benchmarks: SearchBenchmarks,
                    scorecard: Scorecard) -> CaseVerdict:
     """One query searched on one engine and judged or matched: its verdict."""
-    return settle(request.config, search_benchmarks[search_case.bench], search_case,
+    return settle(request.config, search_benchmarks.of(search_case.bench), search_case,
                   scorecard)
