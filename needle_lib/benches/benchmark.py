@@ -11,8 +11,9 @@ leave the verdict undecided are an ERROR that is not the engine's.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from typing import Generic, TypeVar, cast
+from typing import Generic, TypeVar
 
 from needle_lib.benches.dispatch import SearchDispatcher
 from needle_lib.benches.fetch import CaseWork, JudgedWork, MatchedWork
@@ -42,7 +43,7 @@ ResumedFrom = Callable[[str], ResumedFromRecord | None]
 RecordT = TypeVar("RecordT", JudgedRecord, KnownItemRecord)
 
 
-class SearchBenchmark(Generic[RecordT]):
+class SearchBenchmark(ABC, Generic[RecordT]):
     """What every search bench shares: the cases of one bench of the plan, the search, the
     resume and the fold. A bench kind adds its record, how it takes the search's answers,
     and its verdict."""
@@ -66,9 +67,9 @@ class SearchBenchmark(Generic[RecordT]):
             header["resumed_from"] = resumed
         return self.open(case, self.plan.pair(case.bench), header)
 
+    @abstractmethod
     def open(self, case: SearchCase, pair: str, header: SearchHeaderRecord) -> RecordT:
         """The case's record before it is run: its identity, counters at zero."""
-        raise NotImplementedError
 
     def resume(self, case: SearchCase, record: RecordT, kept: SearchCaseRecord) -> CaseVerdict:
         """The record the resumed run stored (a kept case is of this bench: the store is
@@ -99,20 +100,19 @@ class SearchBenchmark(Generic[RecordT]):
         halted = self.take(answer, record)
         return halted if halted is not None else self.verdict(record, answered=True)
 
+    @abstractmethod
     def take(self, work: CaseWork, record: RecordT) -> CaseVerdict | None:
         """Put the searched case's results and their verdicts into ``record``; the SKIP or
         ERROR (the engine answered) when the judge leaves the case undecided."""
-        raise NotImplementedError
 
-    def verdict(self, stored: RecordT, *, answered: bool | None) -> CaseVerdict:
+    @abstractmethod
+    def verdict(self, record: RecordT, *, answered: bool | None) -> CaseVerdict:
         """PASSED or FAILED, from the record alone (a resumed case's too); the one-line
-        summary goes into the record's ``verdict``."""
-        raise NotImplementedError
+        summary goes into the case's ``verdict``."""
 
-    def fold(self, header: SearchHeaderRecord, records: Iterable[SearchCaseRecord], *,
+    def fold(self, header: SearchHeaderRecord, records: Iterable[BenchCaseRecord], *,
              in_progress: bool) -> SearchReport:
-        return assemble_report(header, cast(list[BenchCaseRecord], list(records)),
-                               complete_run=not in_progress)
+        return assemble_report(header, list(records), complete_run=not in_progress)
 
 
 def _note_judge_seen(stored: JudgedCaseRecord | KnownItemCaseRecord, seen: JudgeSeen) -> None:
