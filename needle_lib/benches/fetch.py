@@ -52,7 +52,7 @@ class JudgedWork:
     unconfigured: ConfigError | None = None
     #: the date freshness was judged against (the row's day, else the judge's today)
     today: date | None = None
-    #: the model id the judge's server answered with, and how output was asked for
+    #: who answered the verdicts it used (``judge.base.seen_in``), not the process's judge
     seen: JudgeSeen = field(default_factory=unseen)
 
 

@@ -49,7 +49,8 @@ class JudgeItem(Protocol):
 @dataclass(frozen=True)
 class ServedBy:
     """Who answered one judge call: the model id the server put in its answer, how output
-    was asked for (``json_schema``, ``json_object`` or ``text``) and when (epoch seconds).
+    was asked for (``json_schema``, ``json_object`` or ``text``) and when (epoch seconds:
+    when it answered; read from the cache, when the entry was stored).
 
     A verdict keeps the answer that made it, in the cache too, so a case's judge identity is
     that of the verdicts it used (``judge.base.seen_in``), not whatever the process's judge
