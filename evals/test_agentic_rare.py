@@ -4,10 +4,10 @@ Select with ``-k agentic_rare``; queries come from ``--queries`` (the filtered a
 rows, stratified by ``length_bucket`` when ``--sample`` is given).
 """
 
-from needle_lib.plugin.search import check_relevance
+from needle_lib.plugin.fixtures import assert_verdict
 
 BENCH = "agentic_rare"
 
 
-def test_agentic_rare(search_case, search_judged, scorecard):
-    check_relevance(search_judged, scorecard)
+def test_agentic_rare(search_case, search_verdict):
+    assert_verdict(search_verdict)

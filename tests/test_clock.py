@@ -88,7 +88,7 @@ def test_the_search_report_header_carries_the_clock_from_session_start(monkeypat
     monkeypatch.setenv(NOW_ENV, "2030-01-01T00:00:00Z")  # a later change does not move it
     header = {"bench": "news", "kind": "judged", "engines": ["exa"], "num_results": 5,
               "expected_cases": 1}
-    reports.add({"kind": "search", "pair": "news__q", "header": header,
+    reports.add({"kind": "judged", "pair": "news__q", "header": header,
                  "case": {"query_id": "q", "query": "boots", "engine": "exa", "results": []}},
                 "skipped")
     assert reports.headers["news__q"]["clock"] == {

@@ -91,6 +91,58 @@ def test_republishing_a_run_replaces_its_rows(tmp_path, capsys):
     assert len(rows(site, "scores")) == 2 and len(rows(site, "uniqueness")) == 6
 
 
+def reworked(path: Path, *, drop_cases: int = 0, sample: int | None = None) -> Path:
+    """``path``'s run as a ``-k`` subset (its last cases never asked: incomplete) or as a
+    ``--sample`` run (complete, but not the bench's full query set)."""
+    report = json.loads(path.read_text())
+    report["cases"] = report["cases"][:len(report["cases"]) - drop_cases]
+    report["header"]["sampling"]["sample"] = sample
+    path.write_text(json.dumps(report))
+    return path
+
+
+def latest_run(site: Path) -> str:
+    return json.loads((site / "latest" / "news.json").read_text())["run_id"]
+
+
+def test_a_complete_run_stays_the_latest_until_a_newer_complete_one(tmp_path, monkeypatch):
+    """``kernel.latest.takes_view``, as recall's latest view follows it: a later ``-k``
+    subset or ``--sample`` run never hides the complete run; the next complete one takes
+    its place. The latest run's report is kept for the run browser however many narrower
+    runs follow it."""
+    monkeypatch.setattr("needle_lib.continuous.store.RUNS_KEPT", 1)
+    site = tmp_path / "h"
+    hour = timedelta(hours=1)
+    complete = load_run(news_run(tmp_path, START, seed=1))
+    assert complete.complete
+    publish([complete], site)
+    subset = load_run(reworked(news_run(tmp_path, START + hour, seed=2), drop_cases=3))
+    sampled = load_run(reworked(news_run(tmp_path, START + 2 * hour, seed=3), sample=6))
+    assert not subset.complete and sampled.complete
+    publish([subset], site)
+    publish([sampled], site)
+    assert latest_run(site) == complete.run_id
+    assert (site / "runs" / "news" / f"{complete.run_id}.json").is_file()
+    assert not (site / "runs" / "news" / f"{subset.run_id}.json").exists()  # one kept + latest
+    assert len(rows(site, "history")) == 3 * 4  # every run still adds its rows
+    newer = load_run(news_run(tmp_path, START + 3 * hour, seed=4))
+    publish([newer], site)
+    assert latest_run(site) == newer.run_id
+    assert sorted(p.stem for p in (site / "runs" / "news").glob("*.json")) == [newer.run_id]
+
+
+def test_a_latest_run_published_again_as_incomplete_gives_way(tmp_path):
+    """The run holding the view is published again cut short: its new report stands for it,
+    and the best run kept (the earlier complete one) becomes the latest."""
+    site = tmp_path / "h"
+    first = news_run(tmp_path, START, seed=1)
+    second = news_run(tmp_path, START + timedelta(hours=1), seed=2)
+    publish([load_run(second), load_run(first)], site)  # the order given does not matter
+    assert latest_run(site) == "20260701T011700Z"
+    publish([load_run(reworked(second, drop_cases=2))], site)
+    assert latest_run(site) == "20260701T001700Z"
+
+
 def test_the_same_run_twice_in_one_call_is_refused(tmp_path):
     path = news_run(tmp_path, START, seed=1)
     copy = tmp_path / "copy" / path.name

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from evalrun import assert_usage_error, load_dump, run_evals
@@ -100,6 +100,35 @@ def test_runs_started_together_get_their_own_files_and_the_best_becomes_the_view
     assert view[STORED_AS] == f"runs/{PAIR}/{second.name}"  # complete beats a later partial
     assert store.runs(PAIR) == [third, second, first]
     assert json.loads(first.read_text())["cases"] == [1]  # every run keeps its own cases
+
+
+def test_the_view_follows_the_latest_view_rule_by_start_not_by_save(tmp_path):
+    """``kernel.latest.takes_view`` decides: a default run beats a narrower one, a complete
+    one an incomplete one, and among equals the run *started* last, whichever saves last
+    (two runs of one pair at once)."""
+    store = ResultStore(tmp_path)
+    early = store.new_run(PAIR, STARTED)
+    late = store.new_run(PAIR, STARTED + timedelta(hours=1))
+    sample = store.new_run(PAIR, STARTED + timedelta(hours=2))
+
+    def view() -> str:
+        return json.loads(store.latest_path(PAIR).read_text())[STORED_AS]
+
+    def save(run, **state):
+        store.save(PAIR, run, {DEFAULT_SELECTION: True, "cases": [], **state})
+
+    save(early, in_progress=True, complete=False)
+    assert view() == f"runs/{PAIR}/{early.name}"  # a run in progress fills an empty view
+    save(late, in_progress=True, complete=False)
+    assert view() == f"runs/{PAIR}/{late.name}"  # and the newer one takes it
+    save(early, in_progress=False, complete=False)  # cut short, saved after the newer one
+    assert view() == f"runs/{PAIR}/{late.name}"
+    save(sample, in_progress=False, complete=True, **{DEFAULT_SELECTION: False})
+    assert view() == f"runs/{PAIR}/{late.name}"  # a complete --sample run never takes it
+    save(late, in_progress=False, complete=True)
+    assert view() == f"runs/{PAIR}/{late.name}"
+    save(early, in_progress=False, complete=True)  # complete now, but started earlier
+    assert view() == f"runs/{PAIR}/{late.name}"
 
 
 def test_a_dump_in_progress_is_rewritten_compact_and_the_finished_one_durable(

@@ -3,49 +3,28 @@ configure; nothing in ``needle_lib`` asks pytest for an option by name any more.
 
 from __future__ import annotations
 
-import argparse
 import re
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import pytest
+from settings_args import parsed
 
 import needle_lib
 from needle_lib.argtypes import Shard
-from needle_lib.options import RunSettings, add_options
-
-
-class _Dests:
-    """An option parser that records each option's ``dest`` and default, as argparse
-    derives them."""
-
-    def __init__(self) -> None:
-        self.parser = argparse.ArgumentParser()
-
-    def getgroup(self, name: str, description: str = "") -> _Dests:
-        return self
-
-    def addoption(self, *names: str, **attrs: Any) -> None:
-        self.parser.add_argument(*names, **attrs)
-
-
-def _parsed(*args: str) -> argparse.Namespace:
-    recorder = _Dests()
-    add_options(recorder)
-    return recorder.parser.parse_args(list(args))
+from needle_lib.options import RunSettings
 
 
 def test_every_option_has_a_field_and_every_field_an_option() -> None:
-    dests = set(vars(_parsed()))
+    dests = set(vars(parsed()))
     own = {field.name for field in fields(RunSettings)} - {"keyword", "collectonly", "color"}
     assert dests - own == set()  # an option nothing could read
     assert own - dests == set()  # a field no option fills
 
 
 def test_a_parsed_command_line_becomes_typed_immutable_settings() -> None:
-    namespace = _parsed("--model", "a", "--model", "b", "--shard", "2/3", "--sample", "4",
+    namespace = parsed("--model", "a", "--model", "b", "--shard", "2/3", "--sample", "4",
                         "--queries", "q.jsonl", "--strict-indent")
     namespace.keyword = "jquery"
     run = RunSettings.from_namespace(namespace)
@@ -58,7 +37,7 @@ def test_a_parsed_command_line_becomes_typed_immutable_settings() -> None:
 
 
 def test_a_value_of_the_wrong_type_is_refused_naming_the_option() -> None:
-    namespace = _parsed()
+    namespace = parsed()
     namespace.sample = "3"  # an option declared without its type
     with pytest.raises(msgspec.ValidationError, match=r"\$\.sample"):
         RunSettings.from_namespace(namespace)

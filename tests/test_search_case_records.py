@@ -13,12 +13,13 @@ from needle_lib.benches.run_reports import SearchReports
 from needle_lib.benches.tables import MemoryTables
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import (
+    JudgedRecord,
     judged_case_record,
     known_item_case,
     known_item_case_record,
     recall_case_record,
 )
-from needle_lib.plugin.scorecard import Scorecard
+from needle_lib.plugin.scorecard import Scorecard, record_of
 from needle_lib.tomlconf import ConfigError
 
 #: The keys of a case before it is run, in the order every Needle so far wrote them
@@ -62,32 +63,22 @@ def test_a_case_of_another_bench_in_a_known_item_run_is_an_error_naming_it():
     assert known_item_case(known) is known  # type: ignore[arg-type]
 
 
-def test_the_scorecard_holds_a_search_case_typed_and_refuses_a_recall_detail():
+def test_the_scorecard_attaches_the_record_the_benchmark_opened():
     item = SimpleNamespace(user_properties=[])
-    scorecard = Scorecard(item, color=False)  # type: ignore[arg-type]  # only its properties
+    scorecard = Scorecard(item)  # type: ignore[arg-type]  # only its properties
+    with pytest.raises(RuntimeError, match="before a benchmark opened"):
+        _ = scorecard.case
     case = judged_case_record(query_id="q1", query="nvidia", stratum=None, engine="exa")
-    scorecard.open_search("news__q", {"bench": "news"}, case)
-    assert scorecard.search_case is case and scorecard.case is case
-    ((name, record),) = item.user_properties
-    assert name == "needle_record" and record["kind"] == "search" and record["case"] is case
-    scorecard.set_detail("messages", ["a note"])
-    assert record["messages"] == ["a note"]
-    with pytest.raises(RuntimeError, match="recall case's detail"):
-        scorecard.set_detail("diff", [["+", "line"]])
-    scorecard.update_case(skip_reason="fail-fast")  # fail-fast's skip, either family's
-    assert case["skip_reason"] == "fail-fast"
-
-
-def test_a_recall_record_is_not_a_search_case():
-    item = SimpleNamespace(user_properties=[])
-    scorecard = Scorecard(item, color=False)  # type: ignore[arg-type]
-    recall = recall_case_record(function="f", case_id="c1", file="a.py", start_line=1,
-                                signature="def f():", prompt_tokens_est=10)
-    scorecard.open_recall("corpus__model", {"corpus": {}}, recall)
-    with pytest.raises(RuntimeError, match="holds a recall case, not a search case"):
-        _ = scorecard.search_case
-    scorecard.set_detail("diff", [["+", "line"]])
-    assert item.user_properties[0][1]["diff"] == [["+", "line"]]
+    record = JudgedRecord(kind="judged", pair="news__q", header={"bench": "news"},  # type: ignore[typeddict-item]
+                          case=case)
+    scorecard.open(record)
+    assert scorecard.case is case
+    ((name, attached),) = item.user_properties
+    assert name == "needle_record" and attached is record
+    case["skip_reason"] = "fail-fast"  # filled in place: the report carries it
+    report = SimpleNamespace(user_properties=item.user_properties)
+    carried = record_of(report)  # type: ignore[arg-type]  # only its user properties
+    assert carried is record and carried["case"]["skip_reason"] == "fail-fast"
 
 
 def test_the_search_reports_refuse_a_recall_record(tmp_path):

@@ -100,7 +100,7 @@ def test_a_sharded_search_run_records_its_shard_in_the_header(tmp_path):
     reports = SearchReports(tmp_path, None, part=".shard-2-of-3", shard=shard)
     head = header("legal", "known_item", ENGINES, 6, START)
     case = known_case("l0", "case law 0", "exa", 1)
-    reports.add({"kind": "search", "pair": "legal__legal", "header": head, "case": case},
+    reports.add({"kind": "known_item", "pair": "legal__legal", "header": head, "case": case},
                 Outcome.PASSED)
     recorded = reports.headers["legal__legal"]
     assert recorded["shard"] == shard

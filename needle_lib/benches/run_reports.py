@@ -51,7 +51,7 @@ class SearchReports:
         return self.clock
 
     def add(self, record: CaseRecord, outcome: Outcome) -> None:
-        if record["kind"] != "search":
+        if record["kind"] == "recall":
             raise TypeError(f"a {record['kind']} case filed with the search reports")
         pair = record["pair"]
         if pair not in self.headers:

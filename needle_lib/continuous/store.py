@@ -4,10 +4,13 @@ Plain files, so the directory can live on a git branch or in an object store and
 by anything: ``history.jsonl`` (one row per run, bench and engine, ``ultimate`` included),
 ``overlap.jsonl`` (engine pairs), ``uniqueness.jsonl`` (engines), ``scores.jsonl``
 (per-query scores, last seven days only), ``ci.json`` (intervals over those days),
-``families.json``, ``latest/<bench>.json`` (the newest finished run, for the run browser),
-``runs/<bench>/<run_id>.json`` (the trimmed reports of each bench's newest ``RUNS_KEPT``
-runs, for the judgement browser and run permalinks; older runs live in the archive; a run
-still waiting for shard parts is kept here only, marked ``progress``), ``parts/<bench>/``
+``families.json``, ``latest/<bench>.json`` (the bench's latest run, for the run browser:
+the newest complete run of all its queries, as ``kernel.latest.takes_view`` decides for
+recall's latest view too, so a later ``--sample``, ``-k`` or interrupted run never hides
+it), ``runs/<bench>/<run_id>.json`` (the trimmed reports of each bench's newest
+``RUNS_KEPT`` runs and of its latest one, for the judgement browser and run permalinks;
+older runs live in the archive; a run still waiting for shard parts is kept here only,
+marked ``progress``), ``parts/<bench>/``
 (those runs' raw shard parts, ``continuous.parts``) and ``daily_queries.jsonl`` (the
 queries of the last 24 hours, ``continuous.daily``).
 
@@ -57,6 +60,7 @@ from needle_lib.contract.history import (
     encode_row,
 )
 from needle_lib.jsonio import JSONObject, write_json_atomic, write_text_atomic
+from needle_lib.kernel.latest import Standing, takes_view
 from needle_lib.names import inside, safe_file_name
 from needle_lib.search.families import FAMILIES
 
@@ -82,7 +86,7 @@ def orphan_notes(site: Site) -> list[str]:
 
 @dataclass
 class Site:
-    """The history directory in memory: rows per file and the latest report per bench."""
+    """The history directory in memory: rows per file and the latest run per bench."""
 
     history: list[HistoryRow] = field(default_factory=list)
     overlap: list[OverlapRow] = field(default_factory=list)
@@ -143,7 +147,8 @@ class Site:
         """Add runs' rows, replacing those of the same runs; returns the runs that replaced
         earlier rows. One pass per file however many runs (a backfill adds a year). A run
         in progress (parts missing) adds no rows: it is kept as a report entry only, so it
-        is neither a bench's latest run nor part of any figure until its last part lands."""
+        is neither a bench's latest run nor part of any figure until its last part lands.
+        Each bench's latest run is chosen again (``_choose_latest``)."""
         keys = {run.key for run in runs}
         present = {key for key in keys if key in self.reports}
         finished = [run for run in runs if run.progress is None]
@@ -167,10 +172,21 @@ class Site:
             if run.progress is not None:
                 entry.progress = RunProgress(have=run.progress.have, count=run.progress.count)
             self.reports[run.key] = entry
-            current = self.latest.get(run.bench)
-            if run.progress is None and (current is None or current.ts <= run.ts):
-                self.latest[run.bench] = entry
+        for bench in {run.bench for run in runs}:
+            self._choose_latest(bench, keys)
         return [run for run in runs if run.key in present]
+
+    def _choose_latest(self, bench: str, republished: set[tuple[str, str]]) -> None:
+        """The bench's latest run (``kernel.latest.takes_view``) of its kept reports and the
+        run that held the view, unless that run was just published again: its new report
+        stands for it (and may no longer be the best)."""
+        holder = self.latest.pop(bench, None)
+        pool = [] if holder is None or (bench, holder.run_id) in republished else [holder]
+        pool += [entry for (b, _), entry in self.reports.items() if b == bench]
+        for entry in pool:
+            current = self.latest.get(bench)
+            if takes_view(standing(entry), standing(current) if current else None):
+                self.latest[bench] = entry
 
     def drop(self, keys: set[tuple[str, str]]) -> None:
         """Forget runs in progress that no longer exist (their parts now belong to a run
@@ -178,7 +194,7 @@ class Site:
         self.reports = {k: v for k, v in self.reports.items() if k not in keys}
 
     def in_progress(self, bench: str) -> list[RunEntry]:
-        """The bench's runs in progress newer than its latest finished run, newest first."""
+        """The bench's runs in progress newer than its latest run, newest first."""
         latest = self.latest.get(bench)
         return sorted((entry for (b, _), entry in self.reports.items()
                        if b == bench and entry.progress is not None
@@ -191,7 +207,8 @@ class Site:
 
     def refresh(self) -> None:
         """Drop per-query scores older than the window and run reports beyond the newest
-        ``RUNS_KEPT`` per bench, and recompute the intervals."""
+        ``RUNS_KEPT`` per bench (its latest run's excepted: the run browser shows it), and
+        recompute the intervals."""
         end = window_end(self.history)
         self.scores = [r for r in self.scores if end is not None and in_window(r, end)]
         self.ci = confidence_intervals(self.scores, end=end)
@@ -199,6 +216,7 @@ class Site:
         for key in sorted(self.reports, key=lambda k: self.reports[k].ts, reverse=True):
             newest.setdefault(key[0], []).append(key)
         keep = {key for keys in newest.values() for key in keys[:RUNS_KEPT]}
+        keep |= {(bench, entry.run_id) for bench, entry in self.latest.items()}
         self.reports = {k: v for k, v in self.reports.items() if k in keep}
 
     def write(self, directory: Path) -> None:
@@ -247,6 +265,19 @@ class Site:
             newest.setdefault(key[0], []).append(key)
         return sorted(key for keys in newest.values() for key in keys[:RUNS_KEPT]
                       if key not in self.reports)
+
+
+def standing(entry: RunEntry) -> Standing:
+    """How a published run stands for its bench (``kernel.latest``). Its full selection is
+    what its header's ``sampling`` records: no ``--sample`` or ``--limit`` (a ``-k`` subset or
+    a skipped engine leaves the run incomplete instead); a report without one (an older
+    Needle's) counts as full."""
+    header = entry.report.get("header") or {}
+    sampling = header.get("sampling") or {}
+    return Standing(whole=entry.progress is None,
+                    full_selection=sampling.get("sample") is None
+                    and sampling.get("limit") is None,
+                    complete=entry.complete, started=entry.ts)
 
 
 def _read_entry(path: Path) -> RunEntry:

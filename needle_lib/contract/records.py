@@ -277,22 +277,38 @@ class RecallRecord(_CaseRecordBase):
     diff: NotRequired[list[list[str]]]
 
 
-class SearchRecord(_CaseRecordBase):
-    """A search case as a test hands it to the controller; its case's kind is the bench's
-    (``header.kind``)."""
-
-    kind: Literal["search"]
+class _SearchRecordBase(_CaseRecordBase):
     #: The run's setup, which the journal's header records (``SearchPlan.header``).
     header: SearchHeaderRecord
-    case: BenchCaseRecord
 
 
-#: What a test hands the controller through ``report.user_properties``, a union tagged on
-#: ``kind``: the family, which decides the writer the controller files the case with (a
-#: recall dump or a search report). A search case's bench kind is its header's, not a tag
-#: of its own: the controller files judged and known-item cases alike, and only the
-#: report's fold, picked by the header, reads the bench's fields.
-CaseRecord = RecallRecord | SearchRecord
+class JudgedRecord(_SearchRecordBase):
+    """A case of a judged bench (news, agentic_rare) as a test hands it to the controller."""
+
+    kind: Literal["judged"]
+    case: JudgedCaseRecord
+
+
+class KnownItemRecord(_SearchRecordBase):
+    """A case of a known-item bench (finance, scholar, legal) as a test hands it to the
+    controller."""
+
+    kind: Literal["known_item"]
+    case: KnownItemCaseRecord
+
+
+SearchRecord = JudgedRecord | KnownItemRecord
+
+#: What a test hands the controller through ``report.user_properties``: a union tagged on
+#: ``kind``, the benchmark kind, so each kind's record declares its own case (a recall
+#: case, a judged or a known-item search case) and code that holds one needs no cast. The
+#: controller files a case by its family (``family_of``): a recall dump or a search report.
+CaseRecord = RecallRecord | JudgedRecord | KnownItemRecord
+
+
+def family_of(record: CaseRecord) -> Literal["recall", "search"]:
+    """The family a case is filed with: recall (a dump) or search (a report)."""
+    return "recall" if record["kind"] == "recall" else "search"
 
 
 class LeftOutFile(TypedDict):

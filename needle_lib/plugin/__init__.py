@@ -1,17 +1,19 @@
 """The Needle pytest plugin: its hooks, and nothing else.
 
-Workers (or the single process without xdist) collect cases and run them; fixtures send
-requests, test bodies score and record. Only the controller process turns records into
-dumps, summaries and gates, so dumps are written by one writer however many workers run.
+Workers (or the single process without xdist) collect cases and run them: a case's setup
+asks and scores it through its benchmark (``kernel.benchmark.Benchmark``, the same steps
+for every benchmark: ``fixtures.settle``), its body asserts the verdict. Only the
+controller process turns records into dumps, summaries and gates, so dumps are written by
+one writer however many workers run.
 
 A case's path, in order: ``collect`` (the plan: ``recall.plan`` or ``benches.plan``, what
-is asked), ``fixtures`` / ``search`` (the request, through ``recall.dispatch`` or
-``benches.dispatch`` + ``benches.fetch``), ``scorecard`` (the record), ``controller``
-(outcome, then ``recall.dumps`` or ``benches.run_reports``; ``html`` for the page). The
-rest is session plumbing: ``settings`` (the run's options, read once), ``resume``,
-``shard`` (machines and xdist workers), ``runtime`` (what the process keeps) and
-``internals`` (the only module that touches a private attribute of pytest, xdist or
-pytest-html).
+is asked), ``fixtures`` / ``search`` (the case's ``Benchmark``: ``recall.benchmark`` or
+``benches.benchmark``, asking through ``recall.dispatch`` or ``benches.dispatch``),
+``scorecard`` (the record), ``controller`` (outcome, then ``recall.dumps`` or
+``benches.run_reports``; ``html`` for the page). The rest is session plumbing:
+``settings`` (the run's options, read once), ``resume``, ``shard`` (machines and xdist
+workers), ``runtime`` (what the process keeps) and ``internals`` (the only module that
+touches a private attribute of pytest, xdist or pytest-html).
 """
 
 from __future__ import annotations
@@ -28,12 +30,7 @@ from needle_lib.llm import load_dotenv_once
 from needle_lib.options import add_options, mistyped_options
 from needle_lib.plugin import collect, resume, runtime, shard
 from needle_lib.plugin.controller import Controller
-from needle_lib.plugin.fixtures import (
-    recall_answer,
-    recall_client_pool,
-    recall_dispatcher,
-    scorecard,
-)
+from needle_lib.plugin.fixtures import recall_benchmark, recall_verdict, scorecard
 from needle_lib.plugin.html import HtmlReport, default_html_report, drop_runner_metadata
 from needle_lib.plugin.internals import keep_group_suffixes
 from needle_lib.plugin.settings import (
@@ -52,7 +49,7 @@ HTML = "needle-html"
 SEARCH_FIXTURES = "needle-search-fixtures"
 RESUME = "needle-resume"
 
-__all__ = ["recall_answer", "recall_client_pool", "recall_dispatcher", "scorecard"]
+__all__ = ["recall_benchmark", "recall_verdict", "scorecard"]
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:

@@ -18,7 +18,7 @@ import pytest
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.benches.run_reports import SearchReports
 from needle_lib.contract.outcome import Outcome, report_outcome
-from needle_lib.contract.records import CaseRecord, RecallDump
+from needle_lib.contract.records import CaseRecord, RecallDump, family_of
 from needle_lib.contract.report import SearchReport
 from needle_lib.contract.schema import SchemaError
 from needle_lib.diskfull import DISK_FULL_EXIT, disk_full_message, is_no_space
@@ -147,7 +147,7 @@ class Controller:
         self._add(report, record, outcome)
 
     def _add(self, report: pytest.TestReport, record: CaseRecord, outcome: Outcome) -> None:
-        self.writers[record["kind"]].add(record, outcome)
+        self.writers[family_of(record)].add(record, outcome)
         self.html.add_case(report, record, outcome)
 
     def _teardown_failed(self, report: pytest.TestReport, record: CaseRecord) -> None:

@@ -1,50 +1,78 @@
-"""Recall fixtures and the ``scorecard``: the request lives here (setup), so infrastructure
-failures are pytest ERRORs (search has its own, in ``plugin.search``).
+"""The fixtures that run a case, the same way for every benchmark (``settle``), and the
+recall ones; the search ones are in ``plugin.search``, registered only with a query set.
 
-``recall_answer`` sends one recall request, after two guards shared across xdist workers:
-fail-fast (a model with N consecutive infrastructure errors is skipped) and a preflight (one
-cheap request per (corpus, model) with the real prompt shape; when it fails, the case that
-sent it errors with the message and the pair's other cases skip naming it, instead of
-waiting out N timeouts; the model's other pairs still run). With a model's
-``concurrency`` above 1 the dispatcher has sent the request ahead; the case still receives
-its own answer or error here, in run order.
+A case's benchmark (``kernel.benchmark.Benchmark``) opens its record, asks and scores in
+the case's *setup*, so a failure to answer (a server down, a missing key, a preflight that
+does not fit) is a pytest ERROR or SKIP; the test body only asserts the verdict
+(``assert_verdict``), so a quality miss is a FAILED with its evidence as the message.
+Before asking, two guards shared across xdist workers: a case answered by the run
+``--resume`` continues is not asked again, and fail-fast skips a subject (a model, an
+engine) after N consecutive infrastructure errors.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from needle_lib.contract.records import recall_case_record
-from needle_lib.kernel.runstate import RunState
-from needle_lib.llm import ChatResult
-from needle_lib.llm.client import ChatClient
+from needle_lib.contract.outcome import Outcome
+from needle_lib.kernel.benchmark import Benchmark, CaseVerdict
 from needle_lib.plugin.collect import recall_case_of, recall_plan
-from needle_lib.plugin.resume import is_kept, stored_answer
+from needle_lib.plugin.resume import is_kept, kept_case
 from needle_lib.plugin.scorecard import Scorecard
 from needle_lib.plugin.settings import run_state, settings, use_color
 from needle_lib.plugin.shard import part_shard
+from needle_lib.recall.benchmark import RecallBenchmark
 from needle_lib.recall.dispatch import RecallDispatcher
-from needle_lib.recall.plan import RecallCase, RecallClients, ask, preflight
-from needle_lib.recall.results import answer_fields, stored_result
-from needle_lib.tomlconf import ConfigError
+from needle_lib.recall.plan import RecallCase, RecallClients
+
+if TYPE_CHECKING:
+    from needle_lib.benches.plan import SearchCase
+
+CaseT = TypeVar("CaseT", bound="RecallCase | SearchCase")
 
 
 @pytest.fixture
 def scorecard(request: pytest.FixtureRequest) -> Scorecard:
-    return Scorecard(request.node, color=use_color(request.config))
+    return Scorecard(request.node)
+
+
+def settle(config: pytest.Config, benchmark: Benchmark[CaseT, Any, Any, Any, Any, Any],
+           case: CaseT, scorecard: Scorecard) -> CaseVerdict:
+    """Run ``case`` through its benchmark up to its verdict, in setup: SKIPPED and ERROR
+    are raised here; PASSED and FAILED are the test body's to assert."""
+    record = benchmark.record(case)
+    scorecard.open(record)
+    kept = kept_case(config, case)
+    if kept is not None:
+        verdict = benchmark.resume(case, record, kept)
+    else:
+        subject = benchmark.subject(case)
+        fail_fast(config, scorecard, subject)
+        verdict = benchmark.score(case, benchmark.ask(case), record)
+        state = run_state(config)
+        if verdict.answered is True:
+            state.note_success(subject)
+        elif verdict.answered is False:
+            state.note_error(subject, verdict.message)
+    if verdict.outcome is Outcome.SKIPPED:
+        pytest.skip(verdict.message)
+    if verdict.outcome is Outcome.ERROR:
+        pytest.fail(verdict.message, pytrace=False)
+    return verdict
+
+
+def assert_verdict(verdict: CaseVerdict) -> None:
+    """The test body of every eval module: a FAILED with the benchmark's evidence (a
+    coloured line diff, the results and why none matched), else a pass."""
+    if verdict.outcome is Outcome.FAILED:
+        pytest.fail(verdict.message, pytrace=False)
 
 
 @pytest.fixture(scope="session")
-def recall_client_pool() -> Iterator[RecallClients]:
-    pool = RecallClients()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture(scope="session")
-def recall_dispatcher(request: pytest.FixtureRequest) -> RecallDispatcher:
+def recall_benchmark(request: pytest.FixtureRequest) -> Iterator[RecallBenchmark]:
     config, session = request.config, request.session
 
     def upcoming(pair: str) -> list[RecallCase]:
@@ -54,78 +82,20 @@ def recall_dispatcher(request: pytest.FixtureRequest) -> RecallDispatcher:
         return [case for case in cases if case is not None and case.pair == pair
                 and not is_kept(config, case)]
 
-    return RecallDispatcher(
+    dispatcher = RecallDispatcher(
         upcoming, lambda case: tripped(config, f"model {case.model.key}") is None)
+    clients = RecallClients()
+    yield RecallBenchmark(recall_plan(config), clients, dispatcher, run_state(config),
+                          shard_of=lambda pair: part_shard(config, pair),
+                          color=use_color(config))
+    clients.close()
 
 
 @pytest.fixture
-def recall_answer(
-    request: pytest.FixtureRequest,
-    recall_case: RecallCase,
-    recall_client_pool: RecallClients,
-    recall_dispatcher: RecallDispatcher,
-    scorecard: Scorecard,
-) -> ChatResult:
-    config = request.config
-    plan = recall_plan(config)
-    header = plan.header(recall_case).copy()  # the plan's is shared by the pair's cases
-    if (shard := part_shard(config, recall_case.pair)) is not None:
-        header["shard"] = shard
-    scorecard.open_recall(recall_case.pair, header, recall_case_record(**recall_case.case_fields()))
-    scorecard.set_detail("messages", plan.messages_for(recall_case))
-    stored = stored_answer(config, recall_case)
-    if stored is not None:
-        scorecard.update_case(**stored, resumed=True)
-        return stored_result(stored)
-
-    state = run_state(config)
-    model = f"model {recall_case.model.key}"
-    fail_fast(config, scorecard, model)
-
-    try:
-        client = recall_client_pool.get(recall_case.model)  # resolves the API key
-    except ConfigError as exc:
-        error: str | None = f"model {recall_case.model.key}: {exc}"
-    else:
-        _preflight(state, scorecard, client, recall_case)
-        error = None
-    if error is None:
-        sent = recall_dispatcher.answer(recall_case, lambda case: ask(client, case))
-        scorecard.update_case(requested_at=round(sent.requested_at, 3))
-        if sent.error is not None:
-            error = str(sent.error)
-    if error is not None:
-        scorecard.update_case(error=error)
-        state.note_error(model, error)
-        pytest.fail(error, pytrace=False)
-    result = sent.result
-    assert result is not None  # a Sent holds an answer or an error
-    state.note_success(model)
-    fields = answer_fields(result)  # capped for storage: what is stored is what is scored
-    scorecard.update_case(**fields)
-    return stored_result(fields)
-
-
-def _preflight(state: RunState, scorecard: Scorecard, client: ChatClient,
-               case: RecallCase) -> None:
-    """A failed preflight belongs to its (corpus, model) pair: the case that ran it errors
-    with the message, the pair's other cases skip naming it, and neither counts toward the
-    model's fail-fast, so the model's other pairs (a corpus that fits) still run."""
-    ran_here: list[bool] = []
-
-    def run() -> str | None:
-        ran_here.append(True)
-        return preflight(client, case)
-
-    error = state.preflight(case.pair, run)
-    if error is None:
-        return
-    if ran_here:
-        scorecard.update_case(error=error)
-        pytest.fail(error, pytrace=False)
-    reason = f"preflight of {case.pair} failed: {error}"
-    scorecard.update_case(skip_reason=reason)
-    pytest.skip(reason)
+def recall_verdict(request: pytest.FixtureRequest, recall_case: RecallCase,
+                   recall_benchmark: RecallBenchmark, scorecard: Scorecard) -> CaseVerdict:
+    """One recall case asked and scored: its verdict."""
+    return settle(request.config, recall_benchmark, recall_case, scorecard)
 
 
 def tripped(config: pytest.Config, subject: str) -> str | None:
@@ -142,5 +112,5 @@ def fail_fast(config: pytest.Config, scorecard: Scorecard, subject: str) -> None
     """Skip the case when fail-fast has tripped for ``subject``."""
     reason = tripped(config, subject)
     if reason is not None:
-        scorecard.update_case(skip_reason=reason)
+        scorecard.case["skip_reason"] = reason
         pytest.skip(reason)

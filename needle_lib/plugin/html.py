@@ -262,7 +262,7 @@ class HtmlReport:
         if self.search_run and cells:
             record = record_of(report)
             score = ""
-            if record is not None and record["kind"] == "search":
+            if record is not None and record["kind"] != "recall":
                 score = search_case_score(record["case"])
             cells.insert(SCORE_COLUMN, str(macro(CELLS, "score_cell")(score)))
 

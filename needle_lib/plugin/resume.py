@@ -47,7 +47,7 @@ import pytest
 from needle_lib.benches.registry import BENCH_NAMES
 from needle_lib.benches.runfiles import read_run
 from needle_lib.contract.outcome import is_answered
-from needle_lib.contract.records import AnswerFields, RecallCaseRecord, SearchCaseRecord
+from needle_lib.contract.records import RecallCaseRecord, SearchCaseRecord
 from needle_lib.contract.schema import ResumedFromRecord, SchemaError, validate_recall_dump
 from needle_lib.contract.setup import SetupMismatch, resume_source, setup_differences
 from needle_lib.contract.setup import refusal as setup_refusal
@@ -65,7 +65,7 @@ from needle_lib.plugin.scorecard import record_of
 from needle_lib.plugin.settings import dump_path, result_store, results_dir, run_state, settings
 from needle_lib.recall.journal import read_dump, read_recall_run
 from needle_lib.recall.plan import RecallCase, RecallPlan
-from needle_lib.recall.results import new_dump, stored_answer_fields
+from needle_lib.recall.results import new_dump
 from needle_lib.tomlconf import ConfigError
 
 if TYPE_CHECKING:
@@ -450,21 +450,10 @@ def is_kept(config: pytest.Config, case: RecallCase | SearchCase) -> bool:
     return stored is not None and stored.holds(case_key(case))
 
 
-def _kept_record(config: pytest.Config, case: RecallCase | SearchCase) -> KeptCase | None:
+def kept_case(config: pytest.Config, case: RecallCase | SearchCase) -> KeptCase | None:
+    """``case``'s record from the run this one resumes, or None when it is to be asked."""
     stored = stored_cases(config)
     return stored.record(case_key(case)) if stored is not None else None
-
-
-def stored_answer(config: pytest.Config, case: RecallCase) -> AnswerFields | None:
-    """The answer fields (``recall.results.answer_fields``) the resumed run stored for
-    ``case``, or None when it is to be asked."""
-    stored = cast("RecallCaseRecord | None", _kept_record(config, case))
-    return stored_answer_fields(stored) if stored is not None else None
-
-
-def stored_case(config: pytest.Config, case: SearchCase) -> SearchCaseRecord | None:
-    """``case``'s answered record from the run it resumes, if any."""
-    return cast("SearchCaseRecord | None", _kept_record(config, case))
 
 
 def resumed(config: pytest.Config, pair: str) -> tuple[Path, list[RecallCaseRecord]] | None:
@@ -534,7 +523,7 @@ class ControllerResume:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_of(report)
-        if record is None or record["kind"] != "search":
+        if record is None or record["kind"] == "recall":
             return
         bench, case = record["header"]["bench"], record["case"]
         self._reported.add(bench)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from statistics import fmean, median
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from needle_lib.contract.outcome import Outcome, is_policy_skip, is_scored
 from needle_lib.contract.records import (
@@ -115,6 +115,14 @@ def stored_answer_fields(case: RecallCaseRecord) -> AnswerFields:
     if cut := case.get("answer_cut"):
         fields["answer_cut"] = cut
     return fields
+
+
+def fill_case(case: RecallCaseRecord, fields: AnswerFields | ScoreFields) -> None:
+    """Copy an answer's or a score's fields into the case's record, in place (the record
+    travels with the case from its start). Sound though mypy cannot see it: each key of
+    either is a key of the record with a narrower type (a TypedDict's ``update`` takes only
+    its own type, since a mutable key's type is invariant)."""
+    case.update(cast(RecallCaseRecord, fields))
 
 
 def score_fields(score: Score) -> ScoreFields:

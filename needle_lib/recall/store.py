@@ -4,11 +4,13 @@ A run on a (corpus, model) pair writes ``<results>/runs/<pair>/<UTC time>.json``
 ``-3``, … for runs started in the same second), a name no other run holds, so a
 ``--function X`` or ``--sample 3`` run can never replace a complete 16-case dump.
 ``<results>/<pair>.json`` — the path every dump had before the store — is the *latest
-view*: a relative symbolic link to the run file of the latest complete run of the pair's
-default selection and policy; until one exists, the latest default run in progress (so
-``needle status`` can offer to resume it), and until then the latest run of any selection.
-A link, not a copy: a copy stored every answer twice (an 8 MB answer was 24 MB on disk with
-the HTML report) and was rewritten after every case. Readers (``needle status``,
+view*: a relative symbolic link to the run file that ``kernel.latest.takes_view`` (the rule
+the search history's ``latest/`` follows too) picks: the latest complete run of the pair's
+default selection and policy; until one exists, the latest default run, finished or in
+progress (so ``needle status`` can offer to resume it), and until then the latest run of
+any selection. "Latest" is by start, which the run file's name records. A link, not a
+copy: a copy stored every answer twice (an 8 MB answer was 24 MB on disk with the HTML
+report) and was rewritten after every case. Readers (``needle status``,
 ``rescore``, ``compare``, ``dashboard``, gates) read the view, and reading follows the
 link, so they pick the right run without knowing the store; where the file system refuses
 symlinks (Windows without the privilege) the view is a copy, as before. Dumps written
@@ -31,6 +33,7 @@ from typing import Final
 
 from needle_lib.contract.records import RecallDump
 from needle_lib.jsonio import JSONObject, json_object, read_json, write_json_atomic
+from needle_lib.kernel.latest import Standing, takes_view
 from needle_lib.names import safe_file_name
 
 RUNS_DIR = "runs"
@@ -90,9 +93,9 @@ class ResultStore:
 
     def save(self, pair: str, run: Path, dump: RecallDump) -> None:
         """Write ``dump`` to its run file, and point the pair's view at it unless the view
-        holds a better run: a default run beats any other, a complete one an incomplete
-        one, and among equals the latest wins (so a ``--sample 3`` run fills an empty view,
-        but never replaces a default run)."""
+        holds a better run (``kernel.latest.takes_view``: a default run beats any other, a
+        complete one an incomplete one, among equals the one started last; so a
+        ``--sample 3`` run fills an empty view, but never replaces a default run)."""
         stored = dump.copy()
         stored[STORED_AS] = self._relative(run)
         write_dump(run, stored)
@@ -105,7 +108,7 @@ class ResultStore:
             if (
                 current is None
                 or current.get(STORED_AS) == stored[STORED_AS]
-                or _rank(stored) >= _rank(current)
+                or takes_view(_standing(stored), _standing(current))
             ):
                 if current is not None and current.get(STORED_AS) is None \
                         and not view.is_symlink():
@@ -159,10 +162,16 @@ def write_dump(path: Path, dump: RecallDump) -> None:
     write_json_atomic(path, dump, indent=None if in_progress else 1, durable=not in_progress)
 
 
-def _rank(dump: RecallDump | JSONObject) -> tuple[bool, bool]:
-    """How well a dump stands for its pair: default selection first, then complete. A dump
-    from before the store counts as default: that is what it replaces otherwise."""
-    return bool(dump.get(DEFAULT_SELECTION, True)), bool(dump.get("complete"))
+def _standing(dump: RecallDump | JSONObject) -> Standing:
+    """How a dump stands for its pair. A run in the store is whole: a shard's part goes to
+    its own file under ``parts/`` (``--shard-by case``), never through the store. A dump from
+    before the store counts as default (that is what it replaces otherwise) and as older
+    than any run file: it has no start of its own."""
+    stored = dump.get(STORED_AS)
+    started = _run_order(Path(stored)) if isinstance(stored, str) else ("", 0)
+    return Standing(whole=True, full_selection=bool(dump.get(DEFAULT_SELECTION, True)),
+                    complete=bool(dump.get("complete")),
+                    started=f"{started[0]}.{started[1]:06d}" if started[0] else "")
 
 
 def _run_order(path: Path) -> tuple[str, int]:
