@@ -15,13 +15,17 @@ def report(when: str, outcome: str) -> SimpleNamespace:
                            skipped=outcome == "skipped")
 
 
-@pytest.mark.parametrize("case, expected", [
-    ({"scored": {"matched": 3}}, "failed"),          # recall: scored, then asserted
-    ({"verdict": "ratings [0, 1] (best 1)"}, "failed"),  # search: verdict, then asserted
-    ({}, "error"),                                   # the test body crashed before a verdict
+@pytest.mark.parametrize("decided, call, expected", [
+    ("failed", "failed", "failed"),   # the benchmark's verdict, asserted by the test body
+    ("passed", "passed", "passed"),
+    (None, "failed", "error"),        # the test body crashed before a verdict
+    ("passed", "failed", "error"),    # ... or failed though the verdict was a pass
+    ("failed", "passed", "failed"),   # a body that ignores the verdict does not undo it
+    (None, "passed", "passed"),       # a test of no benchmark's
 ])
-def test_a_failed_call_is_failed_only_after_a_verdict(case, expected):
-    assert outcome_of(report("call", "failed"), {"case": case}) == expected
+def test_the_call_settles_the_benchmarks_verdict(decided, call, expected):
+    record = {"case": {}} if decided is None else {"case": {}, "decided": decided}
+    assert outcome_of(report("call", call), record) == expected
 
 
 def test_setup_failures_are_errors_and_skips_are_skips():

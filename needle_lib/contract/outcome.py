@@ -82,14 +82,15 @@ def is_answered(case: Mapping[str, Any]) -> bool:
 
 
 def report_outcome(when: str, report_passed: bool, report_skipped: bool,
-                   case: Mapping[str, Any], decided: bool) -> Outcome | None:
-    """The outcome a pytest report phase settles for ``case``, or None when a later phase
+                   decided: Outcome | None) -> Outcome | None:
+    """The outcome a pytest report phase settles for a case, or None when a later phase
     settles it.
 
-    ``decided`` says the test body recorded its verdict before asserting it (recall: the
-    score; search: the verdict line). A setup failure is infrastructure (ERROR); a call that
-    failed without a recorded verdict crashed (ERROR, not a quality result); otherwise the
-    verdict comes from the case's score through :func:`scored_outcome` when it has one.
+    ``decided`` is the verdict the case's benchmark decided in setup once it was answered
+    and scored (``kernel.benchmark.CaseVerdict``), which the test body asserts: the outcome
+    is decided once, there. A setup failure is infrastructure (ERROR); a call that fails
+    without a verdict, or fails though its verdict is a pass, crashed (ERROR, not a quality
+    result); otherwise the call settles the verdict.
     """
     if when == "setup":
         if not report_passed and not report_skipped:
@@ -97,13 +98,8 @@ def report_outcome(when: str, report_passed: bool, report_skipped: bool,
         return Outcome.SKIPPED if report_skipped else None
     if when != "call":
         return None
-    if not decided:
-        if report_skipped:
-            return Outcome.SKIPPED
-        return Outcome.PASSED if report_passed else Outcome.ERROR
-    from_score = case_outcome(case)
-    if from_score is not None:
-        return from_score
     if report_skipped:
         return Outcome.SKIPPED
-    return Outcome.PASSED if report_passed else Outcome.FAILED
+    if decided is None or (decided is Outcome.PASSED and not report_passed):
+        return Outcome.PASSED if report_passed else Outcome.ERROR
+    return decided

@@ -264,6 +264,10 @@ class _CaseRecordBase(TypedDict):
     pair: str
     #: Lines for the terminal's "needle" section (a preflight note, say).
     messages: NotRequired[list[str]]
+    #: The verdict the case's benchmark decided once it was answered and scored
+    #: (``kernel.benchmark.CaseVerdict``): an ``Outcome``'s value (xdist ships records as
+    #: plain JSON types). The controller settles the case with it.
+    decided: NotRequired[str]
 
 
 class RecallRecord(_CaseRecordBase):

@@ -38,13 +38,11 @@ from needle_lib.report.terminal import effective_length_section, summary_table
 
 
 def outcome_of(report: pytest.TestReport, record: CaseRecord) -> Outcome | None:
-    """The case outcome a report settles, or None when a later phase will settle it.
-
-    Recall cases record their score, search cases their verdict, just before asserting;
-    a failure before that is a crash, not a quality result."""
-    case = record["case"]
-    decided = case.get("scored") is not None or case.get("verdict") is not None
-    return report_outcome(report.when, report.passed, report.skipped, case, decided)
+    """The case outcome a report settles, or None when a later phase will settle it: the
+    verdict its benchmark decided (``record["decided"]``), as the test body asserted it."""
+    decided = record.get("decided")
+    return report_outcome(report.when, report.passed, report.skipped,
+                          Outcome(decided) if decided is not None else None)
 
 
 def _last_line(text: str) -> str:

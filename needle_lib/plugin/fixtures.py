@@ -61,6 +61,7 @@ def settle(config: pytest.Config, benchmark: Benchmark[CaseT, Any, Any, Any, Any
         pytest.skip(verdict.message)
     if verdict.outcome is Outcome.ERROR:
         pytest.fail(verdict.message, pytrace=False)
+    record["decided"] = verdict.outcome.value  # the controller settles the case with it
     return verdict
 
 
