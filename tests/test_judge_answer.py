@@ -8,7 +8,7 @@ import json
 import httpx
 import pytest
 
-from needle_lib.judge.answer import AnswerJudge, parse_yes_no
+from needle_lib.judge.answer import AnswerJudge, parse_yes_no, says_yes
 from needle_lib.judge.cache import JudgeCache
 from needle_lib.judge.verdict import JudgeError
 from needle_lib.llm import AsyncChatClient, RetryPolicy, resolve_model
@@ -54,11 +54,11 @@ def test_parse_yes_no(text, expected):
 async def test_verdicts_are_cached_and_an_unreadable_reply_gets_one_repair_round(tmp_path):
     replies = Replies(("it depends", "stop"), ("yes", "stop"))
     answer_judge = judge(tmp_path, replies)
-    assert await answer_judge.states_answer("nvidia ceo", "ceo = Jensen Huang", RESULT)
+    assert says_yes(await answer_judge.decide("nvidia ceo", "ceo = Jensen Huang", RESULT))
     assert len(replies.requests) == 2
     repair = replies.requests[1]["messages"]
     assert repair[-2] == {"role": "assistant", "content": "it depends"}
-    assert await answer_judge.states_answer("nvidia ceo", "ceo = Jensen Huang", RESULT)
+    assert says_yes(await answer_judge.decide("nvidia ceo", "ceo = Jensen Huang", RESULT))
     assert len(replies.requests) == 2  # the second verdict came from the cache
     await answer_judge.aclose()
 

@@ -19,7 +19,8 @@ from evalrun import run_evals
 
 from needle_lib.cli import main
 from needle_lib.contract.schema import SchemaError, validate_search_run
-from needle_lib.judge.answer import AnswerJudge, parse_yes_no
+from needle_lib.judge.answer import AnswerJudge, parse_yes_no, says_yes
+from needle_lib.judge.base import seen_in
 from needle_lib.judge.cache import JudgeCache
 from needle_lib.judge.identity import judge_setup, with_judge_seen
 from needle_lib.judge.judge import RelevanceJudge
@@ -107,9 +108,9 @@ async def test_the_shape_a_server_takes_is_learnt_from_its_refusals_once(
         structured = StructuredOutput()
         # the default retry policy: a refusal, even llama-cpp-python's 500, is not retried
         async with client(server.url, RetryPolicy()) as chat:
-            for _ in range(2):
-                await structured.complete(chat, [{"role": "user", "content": "hi"}], TINY)
-    assert structured.shape == structured.answered == shape
+            answered = [await structured.complete(chat, [{"role": "user", "content": "hi"}],
+                                                  TINY) for _ in range(2)]
+    assert structured.shape == shape and [a.shape for a in answered] == [shape, shape]
     assert server.stats.response_formats == asked  # each refusal cost one request, once
     assert len(structured.refusals) == len(asked) - 2
     assert all("response_format" in why for why in structured.refusals)
@@ -141,7 +142,7 @@ async def test_a_chatty_judge_rates_every_pair_when_its_server_constrains_it(
     with FakeSearchServer(formats=formats, chatty=True) as server:
         async with relevance_judge(server, tmp_path) as judge:
             verdicts = await judge.rate_many("mars rover landing", RESULTS)
-            seen = judge.seen()
+    seen = seen_in(verdicts)
     assert all(isinstance(v, Verdict) for v in verdicts)
     assert judge.failures == 0 and judge.profile_errors == 0
     assert seen == {"judge_served_model": "fake-judge", "judge_output": output}
@@ -153,12 +154,15 @@ async def test_without_structured_output_the_reply_is_parsed_as_before(tmp_path:
     with FakeSearchServer(formats="none") as server:
         async with relevance_judge(server, tmp_path / "a") as judge:
             verdicts = await judge.rate_many("mars rover landing", RESULTS)
-    assert all(isinstance(v, Verdict) for v in verdicts) and judge.seen()["judge_output"] == "text"
+    assert all(isinstance(v, Verdict) for v in verdicts)
+    assert seen_in(verdicts)["judge_output"] == "text"
     # ... and a chatty one fails every pair, as an error, never a zero
     with FakeSearchServer(formats="none", chatty=True) as server:
         async with relevance_judge(server, tmp_path / "b") as judge:
             verdicts = await judge.rate_many("mars rover landing", RESULTS)
     assert all(isinstance(v, JudgeError) for v in verdicts)
+    # the unreadable replies still say who wrote them, and how they were asked for
+    assert seen_in(verdicts) == {"judge_served_model": "fake-judge", "judge_output": "text"}
     assert "no JSON object with a rating" in str(verdicts[0])
     assert judge.profile_errors == 1  # judged without a profile, as before
 
@@ -170,8 +174,8 @@ async def test_the_answer_judge_asks_for_its_schema_too(tmp_path: Path) -> None:
         judge = AnswerJudge(client(server.url), cache=JudgeCache(tmp_path / "judge.sqlite"))
         async with judge:
             answers = await judge.decide_many("nvidia revenue", "$35.1bn", [hit, miss])
-    assert answers == [True, False]
-    assert judge.seen()["judge_output"] == "json_object"
+    assert [says_yes(a) for a in answers] == [True, False]
+    assert seen_in(answers)["judge_output"] == "json_object"
 
 
 # --- the report ----------------------------------------------------------------------------

@@ -243,6 +243,21 @@ def test_a_refused_token_stops_the_run_before_any_llm_call(fake):
     assert fake.requests["llm"] == 0
 
 
+def test_a_refused_token_leaves_no_request_in_flight(fake):
+    """Every court's request has finished when the error arrives: none is left for the
+    loop's shutdown to cancel under closed clients (which surfaced as a flaky "coroutine
+    'connect_tcp.<locals>.try_connect' was never awaited" warning)."""
+    env = {**fake.env(), TOKEN_ENV: "revoked"}
+
+    async def left_running() -> set[asyncio.Task]:
+        with pytest.raises(TokenRejected):
+            await _generate(fake, env=env)
+        return asyncio.all_tasks() - {asyncio.current_task()}
+
+    assert asyncio.run(left_running()) == set()
+    assert fake.requests["search"] == len(COURTS)  # each court asked once, all answered
+
+
 @pytest.fixture
 def fast_sources(monkeypatch):
     """No rate-limit pauses for the CLI runs (the limiter itself is tested elsewhere)."""

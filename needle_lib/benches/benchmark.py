@@ -34,6 +34,7 @@ from needle_lib.contract.records import (
 )
 from needle_lib.contract.report import SearchReport
 from needle_lib.contract.schema import ResumedFromRecord, SearchHeaderRecord
+from needle_lib.judge.answer import says_yes
 from needle_lib.judge.base import JudgeSeen
 from needle_lib.judge.verdict import RELEVANT_RATING, JudgeError
 from needle_lib.kernel.benchmark import CaseVerdict
@@ -200,10 +201,11 @@ class KnownItemBenchmark(SearchBenchmark[KnownItemRecord]):
         if work.answers is None:
             return None
         verdicts = work.answers
-        for result, verdict in zip(results, verdicts, strict=False):
-            result["judge_match"] = verdict if isinstance(verdict, bool) else None
+        said = [says_yes(verdict) for verdict in verdicts]
+        for result, yes in zip(results, said, strict=False):
+            result["judge_match"] = yes
         errors = [v for v in verdicts if isinstance(v, JudgeError)]
-        hit_rank = combined_rank(det_rank, [v is True for v in verdicts])
+        hit_rank = combined_rank(det_rank, [yes is True for yes in said])
         case["hit_rank"] = hit_rank
         case["judged"] = work.asked
         case["judge_errors"] = len(errors)

@@ -18,7 +18,7 @@ from needle_lib.benches.known_item import KnownItemBench, Match, first_rank, nee
 from needle_lib.benches.plan import SearchCase, SearchClients
 from needle_lib.benches.registry import bench_named
 from needle_lib.benches.rows import row_day
-from needle_lib.judge.base import JudgeSeen, unseen
+from needle_lib.judge.base import JudgeSeen, seen_in, unseen
 from needle_lib.judge.profile import QueryProfile
 from needle_lib.judge.tally import counting
 from needle_lib.judge.verdict import JudgeError, Verdict
@@ -52,7 +52,7 @@ class JudgedWork:
     unconfigured: ConfigError | None = None
     #: the date freshness was judged against (the row's day, else the judge's today)
     today: date | None = None
-    #: the model id the judge's server answered with, and how output was asked for
+    #: who answered the verdicts it used (``judge.base.seen_in``), not the process's judge
     seen: JudgeSeen = field(default_factory=unseen)
 
 
@@ -64,7 +64,7 @@ class MatchedWork:
     searched: Searched
     shown: list[SearchResult] = field(default_factory=list)
     matches: list[Match] = field(default_factory=list)
-    answers: list[bool | JudgeError] | None = None
+    answers: list[Verdict | JudgeError] | None = None
     asked: int = 0
     judge_requests: int = 0
     unconfigured: ConfigError | None = None
@@ -105,7 +105,7 @@ async def fetch_judged(clients: SearchClients, case: SearchCase,
             return JudgedWork(searched, unconfigured=exc)
         profile = await judge.profile(query.query)  # made above; no new request
     return JudgedWork(searched, verdicts, profile, tally.requests, today=today,
-                      seen=judge.seen())
+                      seen=seen_in(verdicts))
 
 
 async def fetch_matched(clients: SearchClients, case: SearchCase,
@@ -128,7 +128,5 @@ async def fetch_matched(clients: SearchClients, case: SearchCase,
         except ConfigError as exc:
             return MatchedWork(searched, shown, matches, unconfigured=exc)
         answers = await judge.decide_many(case.query.query, bench.judge_context(gold), ask)
-    # a case that asked nothing saw nothing: the judge's identity is the process's, learnt
-    # from whichever case asked first, so recording it here would depend on case order
     return MatchedWork(searched, shown, matches, answers, len(ask), tally.requests,
-                       seen=judge.seen() if ask else unseen())
+                       seen=seen_in(answers))

@@ -1,4 +1,5 @@
-"""Plumbing shared by the benches' gold generators: row stamping and drop tallies.
+"""Plumbing shared by the benches' gold generators: row stamping, drop tallies, and
+concurrent fetching that leaves nothing in flight when it fails.
 
 Every generator stamps rows the same way (``query_id`` from the text and the UTC hour, the
 hour and production time alongside) and counts why candidates yielded no row, so one
@@ -7,11 +8,12 @@ summary line can say where a short run lost its rows.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import ClassVar, Generic, NotRequired, TextIO, TypedDict, TypeVar
+from typing import ClassVar, Generic, NotRequired, TextIO, TypedDict, TypeVar, cast
 
 from needle_lib.benches.rows import hour_of, query_hash, query_id
 from needle_lib.net.sources import SourceClient
@@ -22,6 +24,7 @@ SAMPLE_CHARS = 300
 
 OriginT = TypeVar("OriginT")
 GoldT = TypeVar("GoldT")
+T = TypeVar("T")
 
 
 class RowExtra(TypedDict, total=False):
@@ -151,3 +154,20 @@ class Tally:
                             for reason, label in self.reasons.items())
         firsts = "".join(f"\n  first {self.reasons[r]}: {m}" for r, m in self.samples.items())
         return f"dropped: {counts}{firsts}"
+
+
+async def all_finished(jobs: Iterable[Awaitable[T]]) -> list[T]:
+    """Await ``jobs`` concurrently, results in job order; a failure is raised (the first in
+    job order) only once every job has finished.
+
+    Why: ``asyncio.gather`` raises at the first failure (a refused token) and leaves the
+    other jobs' requests running; the caller then closes the clients under them and
+    ``asyncio.run`` cancels what is left. That lost requests mid-flight, and a connection
+    attempt cancelled before it first ran was reported as a coroutine never awaited
+    (anyio 4.16's ``connect_tcp``; a flaky ``RuntimeWarning``). Waiting costs little: each
+    job stops at its own first failure."""
+    results = await asyncio.gather(*jobs, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return cast(list[T], results)

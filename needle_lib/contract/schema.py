@@ -327,7 +327,8 @@ class SearchCase(_Model, kw_only=True):
     judge_requests: int | UnsetType = UNSET
     retries: int | UnsetType = UNSET
     judge_served_model: Annotated[str | UnsetType | None, _doc(
-        "The model id the judge's server answered with.")] = UNSET
+        "The model id the judge's server answered the case's verdicts with, cached or "
+        "fresh (the newest where they differ; ``judge.base.seen_in``).")] = UNSET
     judge_output: Annotated[str | UnsetType | None, _doc(
         "How the judge's replies were asked for (``judge.identity``).")] = UNSET
 

@@ -69,6 +69,15 @@ def parse_yes_no(text: str) -> bool | None:
     return None
 
 
+#: An answer verdict's rating: 1 the result states the answer, 0 it does not.
+YES, NO = 1, 0
+
+
+def says_yes(answer: Verdict | JudgeError) -> bool | None:
+    """Whether the backstop found the answer in the result (None: it could not say)."""
+    return answer.rating == YES if isinstance(answer, Verdict) else None
+
+
 class AnswerJudge(LLMJudge):
     """Yes/no verdicts with a disk cache and bounded concurrency; errors come back as data."""
 
@@ -76,35 +85,36 @@ class AnswerJudge(LLMJudge):
         return JudgedPair(self.model, ANSWER_PROMPT_VERSION, f"{query}\n[expected] {expected}",
                           item.url, item.title, item.snippet)
 
-    async def states_answer(self, query: str, expected: str, item: JudgeItem) -> bool:
-        """Whether ``item`` states ``expected``; ``JudgeError`` when no verdict can be had."""
+    async def decide(self, query: str, expected: str, item: JudgeItem) -> Verdict:
+        """Whether ``item`` states ``expected``, as a verdict rated ``YES`` or ``NO`` (with who
+        answered it); ``JudgeError`` when no verdict can be had."""
         pair = self._pair(query, expected, item)
         cached = self.cache.get(pair) if self.cache is not None else None
         if cached is not None:
-            return cached.rating == 1
+            return cached
         messages = answer_messages(query, expected, item)
-        verdict = None
         for _ in range(2):  # one repair round for an unreadable reply
             reply = await self._ask(messages, schema=ANSWER_SCHEMA, query=query, url=item.url)
-            verdict = parse_yes_no(reply)
-            if verdict is not None:
+            said = parse_yes_no(reply.text)
+            if said is not None:
                 break
-            messages = [*messages, {"role": "assistant", "content": reply},
+            messages = [*messages, {"role": "assistant", "content": reply.text},
                         {"role": "user", "content": _REPAIR}]
-        if verdict is None:
-            raise JudgeError(f"answer is neither yes nor no: {reply[:80]!r}",
-                             query=query, url=item.url)
+        if said is None:
+            raise JudgeError(f"answer is neither yes nor no: {reply.text[:80]!r}",
+                             query=query, url=item.url, served_by=reply.served_by)
+        verdict = Verdict(rating=YES if said else NO, label="yes" if said else "no",
+                          reasoning="", served_by=reply.served_by)
         if self.cache is not None:
-            self.cache.put(pair, Verdict(rating=int(verdict), label="yes" if verdict else "no",
-                                         reasoning=""))
+            self.cache.put(pair, verdict)
         return verdict
 
     async def decide_many(self, query: str, expected: str,
-                          items: Sequence[JudgeItem]) -> list[bool | JudgeError]:
+                          items: Sequence[JudgeItem]) -> list[Verdict | JudgeError]:
         """One entry per item, in order: its verdict or the ``JudgeError``."""
-        async def one(item: JudgeItem) -> bool | JudgeError:
+        async def one(item: JudgeItem) -> Verdict | JudgeError:
             try:
-                return await self.states_answer(query, expected, item)
+                return await self.decide(query, expected, item)
             except JudgeError as exc:
                 return exc
 

@@ -5,11 +5,17 @@ benches) differ in prompts, schemas and parsing only; building the client, bound
 flight, counting requests, asking for structured output in the shape the server accepts
 (``llm.structured``), noting which model the server says answered, and turning a failed or
 cut-off reply into a ``JudgeError`` live here once.
+
+A case's judge identity (``JudgeSeen``) is read off the answers it used (``seen_in``), never
+off the judge: the judge is shared by every case of the process, so what it learnt last
+depends on which case happened to ask first, and a case served from the cache asked nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Self, TypedDict
 
@@ -18,21 +24,22 @@ import httpx
 from needle_lib.judge.cache import DEFAULT_CACHE_PATH, JudgeCache
 from needle_lib.judge.config import MAX_TOKENS_ENV, judge_model_config
 from needle_lib.judge.tally import note_request
-from needle_lib.judge.verdict import JudgeError
+from needle_lib.judge.verdict import JudgeError, ServedBy, Verdict
 from needle_lib.llm import AsyncChatClient, LLMError, RetryPolicy, make_async_chat_client
 from needle_lib.llm.formats import JsonSchema
-from needle_lib.llm.protocol import ChatResult, Messages
-from needle_lib.llm.structured import StructuredOutput
+from needle_lib.llm.protocol import Messages
+from needle_lib.llm.structured import Answered, StructuredOutput
 from needle_lib.net.slots import CallSlots
 
 DEFAULT_CONCURRENCY = 8
 
 
 class JudgeSeen(TypedDict):
-    """What a case's judge calls showed of the judge (case-record fields; a report's
+    """What a case's judge answers showed of the judge (case-record fields; a report's
     header gathers them: ``judge.identity``)."""
 
-    #: the model id the server put in its answers (None: no answer yet, all from cache)
+    #: the model id the server put in its answers (None: none known, e.g. no answer came,
+    #: or every verdict came from cache entries older than this field)
     judge_served_model: str | None
     #: how output was asked for: ``json_schema``, ``json_object`` or ``text``
     judge_output: str | None
@@ -43,8 +50,37 @@ def unseen() -> JudgeSeen:
     return JudgeSeen(judge_served_model=None, judge_output=None)
 
 
+def seen_in(answers: Iterable[Verdict | JudgeError]) -> JudgeSeen:
+    """The judge identity of a case that used ``answers`` (fresh or cached verdicts, and
+    errors that came with a reply): each field from the newest answer that knows it.
+
+    Why the newest: a case may mix verdicts cached by an earlier run with fresh ones, and
+    an alias or router may have put another model behind the judge's name in between. The
+    newest answer names what the server serves now; and since which of a case's verdicts
+    are fresh depends on what ran before it (another case may just have cached them), any
+    rule that preferred fresh over cached, or counted them, would again depend on case
+    order: a verdict cached earlier in this run is exactly as new as the fresh answer it
+    was. Older models a case used are not recorded (one field per case)."""
+    served = [answer.served_by for answer in answers if answer.served_by is not None]
+
+    def newest(field: Callable[[ServedBy], str | None]) -> str | None:
+        known = [(by.at, value) for by in served if (value := field(by)) is not None]
+        return max(known)[1] if known else None
+
+    return JudgeSeen(judge_served_model=newest(lambda by: by.model),
+                     judge_output=newest(lambda by: by.output))
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The text of one judge call and who answered it."""
+
+    text: str
+    served_by: ServedBy
+
+
 #: One chat call of a judge: plain, or asking for structured output.
-Asker = Callable[[AsyncChatClient, Messages], Awaitable[ChatResult]]
+Asker = Callable[[AsyncChatClient, Messages], Awaitable[Answered]]
 
 
 class LLMJudge:
@@ -62,8 +98,6 @@ class LLMJudge:
         self.requests = 0
         #: the structured-output shape this judge's server accepts, learnt from its answers
         self.structured = StructuredOutput()
-        #: the model id the server put in its last answer (None until one came)
-        self.served_model: str | None = None
 
     @classmethod
     def create(cls, model: str | None = None, *, concurrency: int = DEFAULT_CONCURRENCY,
@@ -83,14 +117,8 @@ class LLMJudge:
     def model(self) -> str:
         return self.client.config.name
 
-    def seen(self) -> JudgeSeen:
-        """What the judge's server showed so far, for a case record: the model id it
-        answered with and how output was asked for (None before any answer)."""
-        return JudgeSeen(judge_served_model=self.served_model,
-                         judge_output=self.structured.answered)
-
     async def _ask(self, messages: Messages, *, schema: JsonSchema, query: str,
-                   url: str | None) -> str:
+                   url: str | None) -> Reply:
         """One LLM call under the concurrency bound, asking for ``schema``; a failed or
         cut-off answer is an error."""
         async with self._slots.hold():
@@ -100,10 +128,8 @@ class LLMJudge:
                                      ask=self._structured_call(schema))
 
     def _structured_call(self, schema: JsonSchema) -> Asker:
-        async def ask(client: AsyncChatClient, messages: Messages) -> ChatResult:
-            result = await self.structured.complete(client, messages, schema)
-            self.served_model = result.model or self.served_model
-            return result
+        async def ask(client: AsyncChatClient, messages: Messages) -> Answered:
+            return await self.structured.complete(client, messages, schema)
         return ask
 
     async def aclose(self) -> None:
@@ -118,29 +144,31 @@ class LLMJudge:
         await self.aclose()
 
 
-async def _plain(client: AsyncChatClient, messages: Messages) -> ChatResult:
-    return await client.complete(messages)
+async def _plain(client: AsyncChatClient, messages: Messages) -> Answered:
+    return Answered(await client.complete(messages), "text")
 
 
 async def judge_reply(client: AsyncChatClient, messages: Messages, *, query: str,
-                      url: str | None, ask: Asker = _plain) -> str:
-    """The text of one judge call (made by ``ask``: plain, or asking for a schema); a failed
+                      url: str | None, ask: Asker = _plain) -> Reply:
+    """The reply to one judge call (made by ``ask``: plain, or asking for a schema); a failed
     request or an answer cut off by the token budget (a reasoning model that never reached
     its verdict) is a ``JudgeError``, never a zero."""
     try:
-        result = await ask(client, messages)
+        result, shape = await ask(client, messages)
     except LLMError as exc:
         raise JudgeError(str(exc), query=query, url=url) from exc
+    served_by = ServedBy(result.model, shape, time.time())
     if result.finish_reason == "length":
         budget = client.config.max_tokens
         raise JudgeError(
             f"answer truncated: the model used its whole max_tokens budget ({budget}) "
             f"before finishing (finish_reason 'length'); raise {MAX_TOKENS_ENV} or the "
             "judge model config's max_tokens",
-            query=query, url=url,
+            query=query, url=url, served_by=served_by,
         )
     if result.truncated_by_needle:
         raise JudgeError(
             f"answer larger than the judge's max_answer_bytes "
-            f"({client.config.max_answer_bytes} bytes): not judged", query=query, url=url)
-    return result.content
+            f"({client.config.max_answer_bytes} bytes): not judged", query=query, url=url,
+            served_by=served_by)
+    return Reply(result.content, served_by)

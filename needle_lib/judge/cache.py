@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Self
 
 from needle_lib.errors import UsageError
-from needle_lib.judge.verdict import Verdict
+from needle_lib.judge.verdict import ServedBy, Verdict
 from needle_lib.metrics.urls import normalize_url
 from needle_lib.paths import CACHE_DIR
 
@@ -38,8 +38,11 @@ _MAX_BACKOFF_S = 0.5
 _LOCK_CODES = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
 # ``verdicts_v2`` carries the judge's gates; a file from before keeps its old ``verdicts``
-# table, which no current key can match (the prompt version is in every key). The ``reply``
-# column (the judge's raw reply, kept for audit) is added to an older file on open.
+# table, which no current key can match (the prompt version is in every key). The file has
+# no version number: a column added later is added to an older file on open
+# (``_ADDED_COLUMNS``), and its old rows read the column's default: the ``reply`` (the
+# judge's raw reply, kept for audit) as empty, who answered (``served_model``, ``output``:
+# ``verdict.ServedBy``) as NULL, unknown.
 _SCHEMA = (
     """
     CREATE TABLE IF NOT EXISTS verdicts_v2 (
@@ -49,6 +52,8 @@ _SCHEMA = (
         reasoning TEXT NOT NULL,
         gates TEXT NOT NULL,
         reply TEXT NOT NULL DEFAULT '',
+        served_model TEXT,
+        output TEXT,
         model TEXT NOT NULL,
         prompt_version TEXT NOT NULL,
         query TEXT NOT NULL,
@@ -67,13 +72,17 @@ _SCHEMA = (
     )
     """,
 )
+#: Columns ``verdicts_v2`` gained after files were written without them: name → declaration.
+_ADDED_COLUMNS = {"reply": "TEXT NOT NULL DEFAULT ''", "served_model": "TEXT", "output": "TEXT"}
 _UPSERT_VERDICT = """
 INSERT INTO verdicts_v2
-    (key, rating, label, reasoning, gates, reply, model, prompt_version, query, url, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    (key, rating, label, reasoning, gates, reply, served_model, output, model, prompt_version,
+     query, url, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(key) DO UPDATE SET
     rating = excluded.rating, label = excluded.label, reasoning = excluded.reasoning,
-    gates = excluded.gates, reply = excluded.reply, created_at = excluded.created_at
+    gates = excluded.gates, reply = excluded.reply, served_model = excluded.served_model,
+    output = excluded.output, created_at = excluded.created_at
 """
 # First writer wins: workers that profiled the same query at once all adopt one profile,
 # so their verdict keys (which include the profile) agree and the verdicts are shared.
@@ -136,17 +145,18 @@ class ProfiledQuery:
         return _sha256([self.model, self.prompt_version, self.query])
 
 
-def _add_reply_column(conn: sqlite3.Connection) -> None:
-    """Give a ``verdicts_v2`` table from before the reply was kept its ``reply`` column
-    (another process may add it at the same moment: that is as good)."""
+def _add_columns(conn: sqlite3.Connection) -> None:
+    """Give a ``verdicts_v2`` table from an older Needle the columns it lacks
+    (``_ADDED_COLUMNS``; another process may add one at the same moment: that is as good)."""
     columns = {row[1] for row in conn.execute("PRAGMA table_info(verdicts_v2)")}
-    if "reply" in columns:
-        return
-    try:
-        conn.execute("ALTER TABLE verdicts_v2 ADD COLUMN reply TEXT NOT NULL DEFAULT ''")
-    except sqlite3.OperationalError as exc:
-        if "duplicate column" not in str(exc):
-            raise
+    for name, declaration in _ADDED_COLUMNS.items():
+        if name in columns:
+            continue
+        try:
+            conn.execute(f"ALTER TABLE verdicts_v2 ADD COLUMN {name} {declaration}")
+        except sqlite3.OperationalError as exc:
+            if "duplicate column" not in str(exc):
+                raise
 
 
 def _lock_contention(exc: sqlite3.Error) -> bool:
@@ -207,7 +217,7 @@ class JudgeCache:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 for statement in _SCHEMA:
                     conn.execute(statement)
-                _add_reply_column(conn)
+                _add_columns(conn)
                 return
             except sqlite3.OperationalError as exc:
                 if not _lock_contention(exc) or self._clock() >= deadline:
@@ -233,18 +243,22 @@ class JudgeCache:
             raise CacheError(f"{self.path}: judge cache query failed ({exc})") from None
 
     def get(self, pair: JudgedPair) -> Verdict | None:
-        """The stored verdict for ``pair`` (``cached=True``), or None."""
+        """The stored verdict for ``pair`` (``cached=True``, answered by whom it was when
+        first made: ``served_by``), or None."""
         row = self._execute(
-            "SELECT rating, label, reasoning, gates, reply FROM verdicts_v2 WHERE key = ?",
+            "SELECT rating, label, reasoning, gates, reply, served_model, output, created_at "
+            "FROM verdicts_v2 WHERE key = ?",
             (pair.key,),
         ).fetchone()
         if row is None:
             return None
         return Verdict(rating=row[0], label=row[1], reasoning=row[2], cached=True,
-                       gates=json.loads(row[3]), reply=row[4])
+                       gates=json.loads(row[3]), reply=row[4],
+                       served_by=ServedBy(model=row[5], output=row[6], at=row[7]))
 
     def put(self, pair: JudgedPair, verdict: Verdict) -> None:
-        """Store (or replace) the verdict for ``pair``; query and URL are kept for inspection."""
+        """Store (or replace) the verdict for ``pair`` with who answered it; query and URL are
+        kept for inspection."""
         self._execute(
             _UPSERT_VERDICT,
             (
@@ -254,6 +268,8 @@ class JudgeCache:
                 verdict.reasoning,
                 json.dumps(verdict.gates, sort_keys=True),
                 verdict.reply,
+                verdict.served_by.model,
+                verdict.served_by.output,
                 pair.model,
                 pair.prompt_version,
                 pair.query,

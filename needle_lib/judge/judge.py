@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import date
 from typing import TypedDict
 
@@ -140,7 +141,7 @@ class RelevanceJudge(LLMJudge):
         try:
             answer = await self._ask(build_profile_messages(query), schema=PROFILE_SCHEMA,
                                      query=query, url=None)
-            profile = parse_profile(answer, query)
+            profile = parse_profile(answer.text, query)
         except JudgeError:
             self.profile_errors += 1
             return None
@@ -229,10 +230,10 @@ class RelevanceJudge(LLMJudge):
         answer = await self._ask(messages, schema=VERDICT_SCHEMA, query=pair.query,
                                  url=pair.url)
         try:
-            verdict = parse_verdict(answer)
+            verdict = replace(parse_verdict(answer.text), served_by=answer.served_by)
         except JudgeError as exc:
             raise JudgeError(exc.detail, query=pair.query, url=pair.url,
-                             reply=kept_reply(answer)) from None
+                             reply=kept_reply(answer.text), served_by=answer.served_by) from None
         if self.cache is not None:
             self.cache.put(pair, verdict)
         return verdict

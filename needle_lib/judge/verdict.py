@@ -47,6 +47,28 @@ class JudgeItem(Protocol):
 
 
 @dataclass(frozen=True)
+class ServedBy:
+    """Who answered one judge call: the model id the server put in its answer, how output
+    was asked for (``json_schema``, ``json_object`` or ``text``) and when (epoch seconds:
+    when it answered; read from the cache, when the entry was stored).
+
+    A verdict keeps the answer that made it, in the cache too, so a case's judge identity is
+    that of the verdicts it used (``judge.base.seen_in``), not whatever the process's judge
+    learnt last: a case served from the cache would otherwise record the identity of the
+    case that happened to ask before it. None: not known (a cache entry from before Needle
+    kept it, a server that names no model).
+    """
+
+    model: str | None = None
+    output: str | None = None
+    at: float = 0.0
+
+
+#: A verdict nobody is known to have answered (built by hand, or an old cache entry's).
+UNKNOWN = ServedBy()
+
+
+@dataclass(frozen=True)
 class Verdict:
     """One rating. ``cached`` is True when it came from the on-disk cache, not a fresh call."""
 
@@ -60,6 +82,8 @@ class Verdict:
     #: tail), kept with the rating for audit: what the model actually wrote, e.g. when a
     #: result tried to talk it into a rating. Not part of a verdict's identity.
     reply: str = field(default="", compare=False)
+    #: Which model answered it and how (``ServedBy``); provenance, not part of its identity.
+    served_by: ServedBy = field(default=UNKNOWN, compare=False)
 
 
 class JudgeError(NeedleError):
@@ -70,13 +94,15 @@ class JudgeError(NeedleError):
     """
 
     def __init__(self, detail: str, *, query: str | None = None, url: str | None = None,
-                 reply: str | None = None) -> None:
+                 reply: str | None = None, served_by: ServedBy | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
         self.query = query
         self.url = url
         #: the unusable reply, as ``Verdict.reply`` keeps a usable one (None: no reply)
         self.reply = reply
+        #: who wrote the unusable reply (None: no reply came, e.g. an HTTP error)
+        self.served_by = served_by
 
     def __str__(self) -> str:
         if self.query is None and self.url is None:

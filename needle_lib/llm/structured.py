@@ -13,6 +13,7 @@ ignores it answers in text, which the same parser reads.
 from __future__ import annotations
 
 import threading
+from typing import NamedTuple
 
 from needle_lib.llm.client import AsyncChatClient
 from needle_lib.llm.errors import LLMHTTPError
@@ -20,18 +21,25 @@ from needle_lib.llm.formats import SHAPES, JsonSchema, Shape, refuses_format, re
 from needle_lib.llm.protocol import ChatResult, Messages
 
 
+class Answered(NamedTuple):
+    """One completion and the shape it was asked in (the shape may step down between
+    concurrent calls, so each answer says its own)."""
+
+    result: ChatResult
+    shape: Shape
+
+
 class StructuredOutput:
-    """The shape one client's server accepts (``shape``), the refusals that taught it
-    (``refusals``: one line each) and the shape of the last answer (``answered``)."""
+    """The shape one client's server accepts (``shape``) and the refusals that taught it
+    (``refusals``: one line each)."""
 
     def __init__(self, first: Shape = SHAPES[0]) -> None:
         self.shape: Shape = first
         self.refusals: list[str] = []
-        self.answered: Shape | None = None
         self._lock = threading.Lock()  # a judge's calls run concurrently
 
     async def complete(self, client: AsyncChatClient, messages: Messages,
-                       schema: JsonSchema) -> ChatResult:
+                       schema: JsonSchema) -> Answered:
         """One completion asking for ``schema``; a refusal of the shape steps down and
         asks again (at most once per shape), any other error propagates."""
         while True:
@@ -44,8 +52,7 @@ class StructuredOutput:
                     raise
                 self._step_down(shape, f"{shape}: HTTP {exc.status}: {exc.excerpt}")
                 continue
-            self.answered = shape
-            return result
+            return Answered(result, shape)
 
     def _step_down(self, refused: Shape, why: str) -> None:
         """Move past ``refused``, unless a concurrent call has already done so."""

@@ -87,10 +87,13 @@ Scripted = dict[tuple[str, str], "list[dict[str, str]] | int"]
 class FakeSearchServer(LoopbackServer):
     def __init__(self, scripted: Scripted | None = None, *,
                  latency: dict[str, float] | None = None, formats: str = "openai",
-                 chatty: bool = False) -> None:
+                 chatty: bool = False, served_model: str | None = None) -> None:
         check_format(formats, AskedFormat("text"))  # an unknown name fails here
         self.formats = formats
         self.chatty = chatty
+        #: the model id the judge's answers name (None: the one asked for, as llama-cpp-python
+        #: echoes it); a test may change it, as a router puts another model behind an alias
+        self.served_model = served_model
         #: the ``response_format`` shape of every judge request, in arrival order
         self.response_formats: list[str] = []
         self.requests: Counter[str] = Counter()
@@ -195,7 +198,8 @@ class FakeSearchServer(LoopbackServer):
         content = self._judge_reply(messages, asked)
         if self.chatty and not constrained(asked):
             content = "Thank you for the query. This result seems relevant and useful."
-        return {"id": "fake", "object": "chat.completion", "model": body.get("model"),
+        return {"id": "fake", "object": "chat.completion",
+                "model": self.served_model or body.get("model"),
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": content}}]}
 

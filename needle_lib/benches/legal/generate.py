@@ -30,7 +30,7 @@ from itertools import cycle
 from typing import NotRequired, TypeAlias, TypedDict
 
 from needle_lib.benches import generation
-from needle_lib.benches.generation import GoldRow, Stamp
+from needle_lib.benches.generation import GoldRow, Stamp, all_finished
 from needle_lib.benches.legal import code_query
 from needle_lib.benches.legal.caption import (
     DEFAULT_COURTS,
@@ -244,8 +244,8 @@ async def caselaw_rows(client: CourtListenerClient, options: Options,
                        tally: Tally) -> list[LegalRow]:
     windows = month_windows(options.now, options.months_back)
     tally.stage("legal caselaw: courts", len(options.courts))
-    per_court = await asyncio.gather(*(_court_picks(client, court, windows, options, tally)
-                                       for court in options.courts))
+    per_court = await all_finished(_court_picks(client, court, windows, options, tally)
+                                   for court in options.courts)
     stamp, syntaxes = Stamp(options.now), cycle(SYNTAX_CYCLE)
     return [_case_row(stamp, case, query, next(syntaxes))
             for picks in per_court for case, query in picks]
@@ -309,7 +309,7 @@ async def _title_picks(ecfr: EcfrClient, project: _Projector, title: int,
     while len(picks) < options.per_title and start < len(candidates):
         batch = candidates[start:start + options.per_title - len(picks)]
         start += len(batch)
-        results = await asyncio.gather(*(project(ref, issue_date) for ref in batch))
+        results = await all_finished(project(ref, issue_date) for ref in batch)
         picks.extend(r for r in results if r is not None)
     if len(picks) < options.per_title:
         why = "" if issue_date else " (reserved, or not in titles.json)"
@@ -342,8 +342,8 @@ async def code_rows(ecfr: EcfrClient, llm: AsyncChatClient, options: Options,
         return []
     tally.stage("legal code: titles", len(options.titles))
     project = _Projector(ecfr, llm, tally, asyncio.Semaphore(max(1, options.llm_concurrency)))
-    per_title = await asyncio.gather(*(_title_picks(ecfr, project, title, dates, options,
-                                                    tally) for title in options.titles))
+    per_title = await all_finished(_title_picks(ecfr, project, title, dates, options, tally)
+                                   for title in options.titles)
     stamp, syntaxes = Stamp(options.now), cycle(code_query.SYNTAX_CYCLE)
     return [_code_row(stamp, section, query, next(syntaxes), llm.config.name)
             for picks in per_title for section, query in picks]

@@ -131,8 +131,8 @@ class Projector:
     async def project(self, messages: Messages) -> Projection:
         async with self._slots:
             try:
-                result = await self.structured.complete(self.client, messages,
-                                                        PROJECTION_SCHEMA)
+                result, _ = await self.structured.complete(self.client, messages,
+                                                           PROJECTION_SCHEMA)
             except LLMError as exc:
                 return Projection(None, "llm_error", str(exc))
         if result.finish_reason == "length":
