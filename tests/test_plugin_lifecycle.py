@@ -67,6 +67,20 @@ def test_resume_refuses_a_dump_from_another_setup(pytester, tmp_path):
     assert_usage_error(result, "--resume*different setup*", "*scoring*relax_indent*")
 
 
+def test_resume_under_xdist_refuses_only_the_pairs_that_run(pytester, tmp_path):
+    """A ``-k`` that leaves out the pair whose earlier run is of another setup is not
+    refused for it under xdist either, where the controller sees only node ids."""
+    run_evals(pytester, tmp_path, *SELECT).assert_outcomes(passed=4)
+    both = ("--corpus", "http_server", "--corpus", "jquery", "--sample", "2",
+            "--relax-indent", "--resume", "-n", "2")
+    other = run_evals(pytester, tmp_path, *both, "-k", "jquery")
+    other.assert_outcomes(passed=2)
+    other.stdout.fnmatch_lines(["--resume: jquery__reference: no earlier run of this setup*"])
+    assert "http_server__reference" not in other.stdout.str()
+    refused = run_evals(pytester, tmp_path, *both, "-k", "http_server")
+    assert_usage_error(refused, "--resume*different setup*", "*scoring*relax_indent*")
+
+
 def test_gates_fail_on_regression_and_low_score_and_pass_a_perfect_run(pytester, tmp_path):
     with FakeOpenAIServer("perfect") as good, FakeOpenAIServer("wrong") as bad:
         baseline_run = run_evals(pytester, tmp_path / "base", *SELECT, "--model", "m",

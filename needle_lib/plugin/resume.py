@@ -475,6 +475,14 @@ def resumed_from(config: pytest.Config, bench: str) -> ResumedFromRecord | None:
     return ResumedFromRecord(run=source, answered_cases=answered)
 
 
+def _recall_pairs(config: pytest.Config, ids: list[str]) -> set[str]:
+    """The recall pairs whose cases are among node ``ids`` (``test_recall[<case id>]``,
+    with xdist's ``@group`` suffix under ``--dist loadgroup``)."""
+    params = {nodeid[nodeid.index("[") + 1:nodeid.rindex("]")] for nodeid in ids
+              if "test_recall.py::" in nodeid and "[" in nodeid}
+    return {case.pair for case in recall_plan(config).cases if case.id in params}
+
+
 class ControllerResume:
     """Controller plugin: once collection shows which pairs and benches run, refuse the
     ones whose earlier runs are all of another setup (exit 4), and note what each one
@@ -513,12 +521,14 @@ class ControllerResume:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """xdist: the controller sees node ids only; a bench runs when its module does, and
-        every planned pair when the recall module does."""
+        """xdist: the controller sees node ids only; a bench runs when its module does, a
+        recall pair when one of its cases' ids does (the plan, built here at session start,
+        names each case's pair), so a ``-k`` that leaves a pair out is not refused for it."""
         modules = {Path(nodeid.split("::")[0]).name for nodeid in ids}
         decisions = self._config.stash.get(_decisions_key, {})
+        pairs = _recall_pairs(self._config, ids) if "test_recall.py" in modules else set()
         self.check(subject for subject in decisions
-                   if (subject[0] == "recall" and "test_recall.py" in modules)
+                   if (subject[0] == "recall" and subject[1] in pairs)
                    or (subject[0] == "search" and f"test_{subject[1]}.py" in modules))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
