@@ -44,6 +44,11 @@ ResumedFrom = Callable[[str], ResumedFromRecord | None]
 RecordT = TypeVar("RecordT", JudgedRecord, KnownItemRecord)
 
 
+def engine_subject(case: SearchCase) -> str:
+    """Who answers a search case, for fail-fast: its engine."""
+    return f"engine {case.engine}"
+
+
 class SearchBenchmark(ABC, Generic[RecordT]):
     """What every search bench shares: the cases of one bench of the plan, the search, the
     resume and the fold. A bench kind adds its record, how it takes the search's answers,
@@ -60,7 +65,7 @@ class SearchBenchmark(ABC, Generic[RecordT]):
         return self.plan.cases(self.bench)
 
     def subject(self, case: SearchCase) -> str:
-        return f"engine {case.engine}"
+        return engine_subject(case)
 
     def record(self, case: SearchCase) -> RecordT:
         header = self.plan.header(case.bench)  # a fresh dict per call

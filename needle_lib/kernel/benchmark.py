@@ -25,7 +25,7 @@ from typing import Protocol, TypeVar
 from needle_lib.contract.outcome import Outcome
 from needle_lib.contract.records import CaseRecord
 
-CaseT = TypeVar("CaseT", contravariant=True)
+CaseT = TypeVar("CaseT")
 AnswerT = TypeVar("AnswerT")
 RecordT = TypeVar("RecordT", bound=CaseRecord)
 KeptT = TypeVar("KeptT", contravariant=True)
@@ -50,6 +50,10 @@ class CaseVerdict:
 
 class Benchmark(Protocol[CaseT, AnswerT, RecordT, KeptT, HeaderT, ResultT]):
     """One benchmark: cases → ask → score → record → fold."""
+
+    def cases(self) -> Sequence[CaseT]:
+        """The cases of this run, in run order (under pytest, the plan parametrizes them)."""
+        ...
 
     def subject(self, case: CaseT) -> str:
         """Who answers ``case`` (``model qwen``, ``engine exa``): fail-fast counts its

@@ -24,7 +24,7 @@ from needle_lib.plugin.resume import is_kept, kept_case
 from needle_lib.plugin.scorecard import Scorecard
 from needle_lib.plugin.settings import run_state, settings, use_color
 from needle_lib.plugin.shard import part_shard
-from needle_lib.recall.benchmark import RecallBenchmark
+from needle_lib.recall.benchmark import RecallBenchmark, model_subject
 from needle_lib.recall.dispatch import RecallDispatcher
 from needle_lib.recall.plan import RecallCase, RecallClients
 
@@ -84,7 +84,7 @@ def recall_benchmark(request: pytest.FixtureRequest) -> Iterator[RecallBenchmark
                 and not is_kept(config, case)]
 
     dispatcher = RecallDispatcher(
-        upcoming, lambda case: tripped(config, f"model {case.model.key}") is None)
+        upcoming, lambda case: tripped(config, model_subject(case)) is None)
     clients = RecallClients()
     yield RecallBenchmark(recall_plan(config), clients, dispatcher, run_state(config),
                           shard_of=lambda pair: part_shard(config, pair),

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from needle_lib.benches.benchmark import SearchBenchmarks
+from needle_lib.benches.benchmark import SearchBenchmarks, engine_subject
 from needle_lib.benches.dispatch import SearchDispatcher
 from needle_lib.benches.plan import SearchCase, SearchClients
 from needle_lib.kernel.benchmark import CaseVerdict
@@ -53,7 +53,7 @@ def search_dispatcher(request: pytest.FixtureRequest,
         lookahead = 1  # this worker may not run an engine's next cases: fetch none ahead
     return SearchDispatcher(
         search_clients, upcoming,
-        lambda case: tripped(config, f"engine {case.engine}") is None, lookahead,
+        lambda case: tripped(config, engine_subject(case)) is None, lookahead,
         all_at_once=not is_worker(config))
 
 

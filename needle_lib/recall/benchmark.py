@@ -54,6 +54,11 @@ class RecallAnswer:
     model_failed: bool = False
 
 
+def model_subject(case: RecallCase) -> str:
+    """Who answers a recall case, for fail-fast: its model."""
+    return f"model {case.model.key}"
+
+
 class RecallBenchmark:
     """Recall's cases, asked through one process's clients and dispatcher."""
 
@@ -73,7 +78,7 @@ class RecallBenchmark:
         return self.plan.cases
 
     def subject(self, case: RecallCase) -> str:
-        return f"model {case.model.key}"
+        return model_subject(case)
 
     def record(self, case: RecallCase) -> RecallRecord:
         header = self.plan.header(case).copy()  # the plan's is shared by the pair's cases
